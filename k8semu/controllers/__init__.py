@@ -1,0 +1,1 @@
+"""k8semu.controllers"""
