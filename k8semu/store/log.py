@@ -1,0 +1,453 @@
+"""The event log: k8semu's etcd, an append-only revisioned history of every write.
+
+Semantics mirror etcd v3's MVCC store as kube-apiserver uses it:
+
+- every write gets the next global revision (from 1);
+- per key, ``create_revision``, ``mod_revision`` and ``version``;
+- reads (``get``, ``range``) at the head or at any retained revision;
+- writes are compare-and-swap on ``mod_revision`` and create-if-absent;
+- watches from any retained revision see every later event exactly once, in
+  revision order (see :mod:`k8semu.store.watch`);
+- ``compact(rev)`` drops history older than ``rev`` but keeps the state at ``rev``.
+
+Revisions here use Kubernetes' resourceVersion meaning: reading "at revision
+R" sees every write with revision ≤ R, and watching "from R" delivers the
+writes after R.
+
+The log is in memory; with a path it is also a file (:mod:`.logfile`), each
+append written before the write returns, and :meth:`EventLog.open` rebuilds
+the exact same state from it.
+
+Writes are synchronous (no ``await``): the order of writes is the order in
+which callers make them, so determinism is the caller's (the runtime's) concern.
+"""
+
+from __future__ import annotations
+
+import os
+from bisect import bisect_right
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from sortedcontainers import SortedDict
+
+from .logfile import LogReader, LogWriter
+from .record import ADDED, DELETED, MODIFIED, Record
+
+__all__ = [
+    "EventLog",
+    "StoreError",
+    "KeyExists",
+    "KeyNotFound",
+    "RevisionMismatch",
+    "Compacted",
+    "FutureRevision",
+    "resource_of",
+]
+
+
+class StoreError(Exception):
+    """Base class of the store's own errors (mapped to API errors by the apiserver)."""
+
+
+class KeyExists(StoreError):
+    """create-if-absent failed: the key exists (API: 409 AlreadyExists)."""
+
+
+class KeyNotFound(StoreError):
+    """update/delete of a key that does not exist (API: 404 NotFound)."""
+
+
+class RevisionMismatch(StoreError):
+    """compare-and-swap failed: the key's mod_revision differs (API: 409 Conflict).
+
+    Attributes:
+        current: the key's current record.
+    """
+
+    def __init__(self, key: str, expected: int, current: Record) -> None:
+        super().__init__(f"{key}: expected mod_revision {expected}, is {current.revision}")
+        self.current = current
+
+
+class Compacted(StoreError):
+    """A read or watch at a revision older than the compacted one (API: 410 Expired).
+
+    Attributes:
+        requested: the revision asked for.
+        compacted: the store's compact revision (the oldest still readable).
+    """
+
+    def __init__(self, requested: int, compacted: int) -> None:
+        super().__init__(f"too old resource version: {requested} ({compacted})")
+        self.requested = requested
+        self.compacted = compacted
+
+
+class FutureRevision(StoreError):
+    """A read at a revision the store has not reached yet (API: 504 / "Too large resource version")."""
+
+    def __init__(self, requested: int, current: int) -> None:
+        super().__init__(f"Too large resource version: {requested}, current: {current}")
+        self.requested = requested
+        self.current = current
+
+
+def resource_of(key: str) -> str:
+    """``/registry/pods/default/x`` -> ``pods`` (the second path segment)."""
+    return key.split("/", 3)[2]
+
+
+def _prefix_end(prefix: str) -> str:
+    return prefix + "\U0010ffff"
+
+
+def _rev(r: Record) -> int:
+    return r.revision
+
+
+class EventLog:
+    """An etcd-like MVCC store whose history is the event log.
+
+    Args:
+        clock: returns the virtual time (seconds) stamped on each record.
+        path: optional log file; records are appended to it as they are written.
+        header: written as the file's header when the file is new (seed, cluster config).
+        sync: durability of each append: ``"none"``, ``"flush"`` (default) or ``"fsync"``.
+
+    Use :meth:`open` to load an existing file.
+    """
+
+    def __init__(
+        self,
+        clock: Callable[[], float] | None = None,
+        path: str | os.PathLike[str] | None = None,
+        header: dict[str, Any] | None = None,
+        sync: str = "flush",
+        *,
+        _truncate_to: int | None = None,
+    ) -> None:
+        self.clock: Callable[[], float] = clock or (lambda: 0.0)
+        self.header: dict[str, Any] = dict(header or {})
+        self._revision = 0
+        self._compacted = 0
+        # key -> list of its records in revision order (tombstones included)
+        self._history: SortedDict = SortedDict()
+        # key -> live record (absent once deleted)
+        self._live: SortedDict = SortedDict()
+        # every record since the compact revision, and the same split per resource
+        self._records: list[Record] = []
+        self._by_resource: dict[str, list[Record]] = {}
+        self._listeners: list[Callable[[Record], None]] = []
+        self._writer: LogWriter | None = None
+        self.torn_line: int | None = None
+        if path is not None:
+            self._writer = LogWriter(path, self.header, sync=sync, truncate_to=_truncate_to)
+        from .watch import WatchHub  # local import: watch depends on this module
+
+        self._hub = WatchHub(self)
+
+    # ------------------------------------------------------------------ open / close
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        clock: Callable[[], float] | None = None,
+        sync: str = "flush",
+        read_only: bool = False,
+    ) -> "EventLog":
+        """Rebuild a log from its file; later writes append to the same file.
+
+        A torn last line is dropped (and cut from the file unless ``read_only``);
+        its line number is in :attr:`torn_line`.
+
+        Raises:
+            FileNotFoundError: no such file.
+            LogFormatError: the file is damaged other than a torn last line.
+        """
+        reader = LogReader(path)
+        log = cls(clock, None, reader.header)
+        for kind, value in reader.entries():
+            if kind == "record":
+                log._apply(value)
+            else:
+                log._compact_memory(value)
+        if reader.torn is not None:
+            log.torn_line = reader.torn[0]
+        if not read_only:
+            log._writer = LogWriter(
+                path, sync=sync, truncate_to=reader.good_size if reader.torn else None
+            )
+        reader.data = b""
+        return log
+
+    def close(self) -> None:
+        """Flush and close the file (if any). Watches end."""
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+        self._hub.close()
+
+    @property
+    def path(self) -> Path | None:
+        return self._writer.path if self._writer else None
+
+    # ------------------------------------------------------------------ state
+    @property
+    def revision(self) -> int:
+        """The store's current revision (0 when empty)."""
+        return self._revision
+
+    @property
+    def compact_revision(self) -> int:
+        """The oldest revision still readable (0 if never compacted)."""
+        return self._compacted
+
+    def _check_read_revision(self, revision: int | None) -> int:
+        if revision is None or revision == self._revision:
+            return self._revision
+        if revision < self._compacted:
+            raise Compacted(revision, self._compacted)
+        if revision > self._revision:
+            raise FutureRevision(revision, self._revision)
+        return revision
+
+    def get(self, key: str, revision: int | None = None) -> Record | None:
+        """The key's record as of ``revision`` (default: head); None if absent or deleted then.
+
+        Raises:
+            Compacted: ``revision`` is older than the compact revision.
+            FutureRevision: ``revision`` is newer than the store's.
+        """
+        rev = self._check_read_revision(revision)
+        if rev == self._revision:
+            return self._live.get(key)
+        hist = self._history.get(key)
+        if not hist:
+            return None
+        i = bisect_right(hist, rev, key=_rev)
+        if i == 0:
+            return None
+        rec = hist[i - 1]
+        return None if rec.type == DELETED else rec
+
+    def range(
+        self,
+        prefix: str,
+        revision: int | None = None,
+        *,
+        start_after: str | None = None,
+        limit: int | None = None,
+    ) -> list[Record]:
+        """Live records whose key starts with ``prefix``, in key order, as of ``revision``.
+
+        ``start_after`` (exclusive) and ``limit`` page through a large range.
+        """
+        rev = self._check_read_revision(revision)
+        lo = prefix if start_after is None else start_after
+        inclusive = (start_after is None, True)
+        out: list[Record] = []
+        if rev == self._revision:
+            for k in self._live.irange(lo, _prefix_end(prefix), inclusive=inclusive):
+                out.append(self._live[k])
+                if limit is not None and len(out) >= limit:
+                    break
+            return out
+        for k in self._history.irange(lo, _prefix_end(prefix), inclusive=inclusive):
+            hist = self._history[k]
+            i = bisect_right(hist, rev, key=_rev)
+            if i and hist[i - 1].type != DELETED:
+                out.append(hist[i - 1])
+                if limit is not None and len(out) >= limit:
+                    break
+        return out
+
+    def count(self, prefix: str) -> int:
+        """Number of live keys under ``prefix`` (at the head)."""
+        return sum(1 for _ in self._live.irange(prefix, _prefix_end(prefix)))
+
+    def history(self, key: str) -> list[Record]:
+        """Every retained record of one key, oldest first (tombstones included)."""
+        return list(self._history.get(key, ()))
+
+    def records(self, after: int = 0, prefix: str = "/") -> list[Record]:
+        """Records with revision > ``after`` under ``prefix``, in revision order.
+
+        Raises:
+            Compacted: ``after`` is older than the compact revision.
+        """
+        if after < self._compacted:
+            raise Compacted(after, self._compacted)
+        src = self._source(prefix)
+        i = bisect_right(src, after, key=_rev)
+        if prefix in ("", "/", "/registry/"):
+            return src[i:]
+        return [r for r in src[i:] if r.key.startswith(prefix)]
+
+    def _source(self, prefix: str) -> list[Record]:
+        """The smallest record list that holds every record under ``prefix``."""
+        parts = prefix.split("/", 3)
+        if len(parts) >= 4 or (len(parts) == 3 and prefix.endswith("/")):
+            # "/registry/<resource>/..." : one resource
+            if len(parts) >= 3 and parts[2]:
+                return self._by_resource.get(parts[2], [])
+        return self._records
+
+    # ------------------------------------------------------------------ writes
+    def create(self, key: str, obj: dict[str, Any], actor: str) -> Record:
+        """Create ``key`` if absent (etcd txn: create_revision == 0).
+
+        ``obj`` gets ``metadata.resourceVersion`` set to the new revision.
+
+        Raises:
+            KeyExists: the key is live.
+        """
+        if key in self._live:
+            raise KeyExists(key)
+        return self._append(ADDED, key, obj, actor)
+
+    def update(
+        self, key: str, obj: dict[str, Any], actor: str, expect_revision: int | None = None
+    ) -> Record:
+        """Replace ``key``'s object; with ``expect_revision``, only if its mod_revision matches.
+
+        Raises:
+            KeyNotFound: the key is not live.
+            RevisionMismatch: ``expect_revision`` is stale.
+        """
+        cur = self._live.get(key)
+        if cur is None:
+            raise KeyNotFound(key)
+        if expect_revision is not None and cur.revision != expect_revision:
+            raise RevisionMismatch(key, expect_revision, cur)
+        return self._append(MODIFIED, key, obj, actor)
+
+    def delete(
+        self,
+        key: str,
+        actor: str,
+        expect_revision: int | None = None,
+        obj: dict[str, Any] | None = None,
+    ) -> Record:
+        """Delete ``key``; the record carries its last state (``obj`` if given, else the live one).
+
+        Raises:
+            KeyNotFound: the key is not live.
+            RevisionMismatch: ``expect_revision`` is stale.
+        """
+        cur = self._live.get(key)
+        if cur is None:
+            raise KeyNotFound(key)
+        if expect_revision is not None and cur.revision != expect_revision:
+            raise RevisionMismatch(key, expect_revision, cur)
+        return self._append(DELETED, key, obj if obj is not None else cur.object, actor)
+
+    def _append(self, type_: str, key: str, obj: dict[str, Any], actor: str) -> Record:
+        rev = self._revision + 1
+        meta = obj.get("metadata")
+        if isinstance(meta, dict):
+            obj = {**obj, "metadata": {**meta, "resourceVersion": str(rev)}}
+        rec = Record(rev, self.clock(), type_, key, actor, 0, 0, obj, None)
+        if self._writer is not None:
+            rec.raw()
+            self._writer.append(rec)  # durable before anyone can observe it
+        self._apply(rec)
+        return rec
+
+    def _apply(self, rec: Record) -> None:
+        """Fold one record into the in-memory state (used by writes and by replay)."""
+        key = rec.key
+        prev = self._live.get(key)
+        if rec.type == ADDED:
+            if prev is not None:
+                raise ValueError(f"revision {rec.revision}: ADDED {key}, which exists")
+            rec.create_revision, rec.version = rec.revision, 1
+            self._live[key] = rec
+        else:
+            if prev is None:
+                raise ValueError(f"revision {rec.revision}: {rec.type} {key}, which does not exist")
+            rec.create_revision, rec.version = prev.create_revision, prev.version + 1
+            prev.release()
+            if rec.type == DELETED:
+                del self._live[key]
+                rec.release()
+            else:
+                self._live[key] = rec
+        hist = self._history.get(key)
+        if hist is None:
+            self._history[key] = [rec]
+        else:
+            hist.append(rec)
+        self._revision = rec.revision
+        self._records.append(rec)
+        res = resource_of(key)
+        lst = self._by_resource.get(res)
+        if lst is None:
+            self._by_resource[res] = [rec]
+        else:
+            lst.append(rec)
+        for fn in self._listeners:
+            fn(rec)
+        self._hub.notify()
+
+    # ------------------------------------------------------------------ compaction
+    def compact(self, revision: int) -> None:
+        """Drop history older than ``revision``; the state at ``revision`` stays readable.
+
+        Raises:
+            Compacted: ``revision`` is older than the current compact revision.
+            FutureRevision: ``revision`` is newer than the store's.
+        """
+        if revision < self._compacted:
+            raise Compacted(revision, self._compacted)
+        if revision > self._revision:
+            raise FutureRevision(revision, self._revision)
+        self._compact_memory(revision)
+        if self._writer is not None:
+            self._writer.append_line({"type": "COMPACT", "rev": revision})
+
+    def _compact_memory(self, revision: int) -> None:
+        self._compacted = revision
+        i = bisect_right(self._records, revision, key=_rev)
+        del self._records[:i]
+        for lst in self._by_resource.values():
+            del lst[: bisect_right(lst, revision, key=_rev)]
+        dead = []
+        for key, hist in self._history.items():
+            j = bisect_right(hist, revision, key=_rev)
+            if j == 0:
+                continue
+            # keep the version visible at `revision` unless it is a tombstone
+            keep_from = j - 1 if hist[j - 1].type != DELETED else j
+            if keep_from:
+                del hist[:keep_from]
+            if not hist:
+                dead.append(key)
+        for key in dead:
+            del self._history[key]
+
+    # ------------------------------------------------------------------ watch
+    def watch(self, prefix: str, after: int | None = None, *, bookmarks: bool = False):
+        """Watch writes under ``prefix`` with revision > ``after`` (default: the head).
+
+        Returns a :class:`k8semu.store.watch.Watch`, an async iterator of records.
+
+        Raises:
+            Compacted: ``after`` is older than the compact revision.
+        """
+        return self._hub.watch(prefix, self._revision if after is None else after, bookmarks)
+
+    def add_listener(self, fn: Callable[[Record], None]) -> None:
+        """Call ``fn(record)`` synchronously after each record is applied."""
+        self._listeners.append(fn)
+
+    def remove_listener(self, fn: Callable[[Record], None]) -> None:
+        self._listeners.remove(fn)
+
+    # ------------------------------------------------------------------ misc
+    def keys(self, prefix: str = "/") -> Iterable[str]:
+        """Live keys under ``prefix`` in order."""
+        return self._live.irange(prefix, _prefix_end(prefix))
+
+    def __len__(self) -> int:
+        return len(self._live)

@@ -1,0 +1,230 @@
+"""The event log's file format (version 1), and reading it back.
+
+A log file is UTF-8 text, one JSON object per line (see ``docs/log-format.md``)::
+
+    {"format":"k8semu-log","version":1,"seed":7,"cluster":{...}}
+    {"rev":1,"t":0.0,"type":"ADDED","key":"/registry/namespaces/default","actor":"kube-apiserver","obj":{...}}
+    {"rev":2,"t":0.0,"type":"MODIFIED","key":"...","actor":"...","obj":{...}}
+    {"type":"COMPACT","rev":1200}
+
+Records carry ``obj`` last, so the object's bytes can be kept without
+re-encoding. Every append is written before the write is acknowledged;
+``sync`` chooses how hard: ``"none"`` (buffered, flushed on close),
+``"flush"`` (to the OS on every append: survives a crash of the process) or
+``"fsync"`` (to the disk on every append: survives a power cut).
+
+Reading checks every line. A last line without its newline or that does not
+parse is a torn append (the process died mid-write): it is reported in
+:attr:`LogReader.torn` and cut off when the file is opened for appending.
+Any other damage raises :class:`LogFormatError` naming the line.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, BinaryIO, Iterator
+
+import orjson
+
+from .record import ADDED, DELETED, MODIFIED, Record
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "LogFormatError", "LogWriter", "LogReader", "encode_record"]
+
+FORMAT = "k8semu-log"
+FORMAT_VERSION = 1
+_OBJ_SEP = b',"obj":'
+_TYPES = (ADDED, MODIFIED, DELETED)
+
+
+class LogFormatError(Exception):
+    """A log file that cannot be read: ``PATH:LINE: what is wrong``."""
+
+    def __init__(self, path: str | os.PathLike[str], line: int, what: str) -> None:
+        super().__init__(f"{path}:{line}: {what}")
+        self.path = str(path)
+        self.line = line
+        self.what = what
+
+
+def encode_record(rec: Record) -> bytes:
+    """One record as its log line (with the trailing newline)."""
+    head = orjson.dumps(
+        {"rev": rec.revision, "t": rec.time, "type": rec.type, "key": rec.key, "actor": rec.actor}
+    )
+    return head[:-1] + _OBJ_SEP + rec.raw() + b"}\n"
+
+
+class LogWriter:
+    """Appends lines to a log file.
+
+    Args:
+        path: the file; created with ``header`` if it does not exist or is empty.
+        header: the header dict (``seed``, ``cluster``); ``format``/``version`` are added.
+        sync: ``"none"``, ``"flush"`` or ``"fsync"`` (see the module docstring).
+        truncate_to: byte offset to cut the file to first (drops a torn last line).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        header: dict[str, Any] | None = None,
+        sync: str = "flush",
+        truncate_to: int | None = None,
+    ) -> None:
+        if sync not in ("none", "flush", "fsync"):
+            raise ValueError(f"sync must be none, flush or fsync, not {sync!r}")
+        self.path = Path(path)
+        self.sync = sync
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._f: BinaryIO = open(self.path, "ab")
+        if truncate_to is not None:
+            self._f.truncate(truncate_to)
+        if self._f.tell() == 0:
+            hdr = {"format": FORMAT, "version": FORMAT_VERSION, **(header or {})}
+            self._f.write(orjson.dumps(hdr) + b"\n")
+            self._commit()
+
+    def _commit(self) -> None:
+        if self.sync == "none":
+            return
+        self._f.flush()
+        if self.sync == "fsync":
+            os.fsync(self._f.fileno())
+
+    def append(self, rec: Record) -> None:
+        """Write one record; returns once it is as durable as ``sync`` asks."""
+        self._f.write(encode_record(rec))
+        self._commit()
+
+    def append_line(self, entry: dict[str, Any]) -> None:
+        """Write a non-record line (e.g. ``{"type":"COMPACT","rev":N}``)."""
+        self._f.write(orjson.dumps(entry) + b"\n")
+        self._commit()
+
+    def flush(self) -> None:
+        self._f.flush()
+
+    def close(self) -> None:
+        if not self._f.closed:
+            self._f.flush()
+            if self.sync == "fsync":
+                os.fsync(self._f.fileno())
+            self._f.close()
+
+
+class LogReader:
+    """Reads and checks a log file.
+
+    After construction, :attr:`header` holds the header dict; iterate
+    :meth:`entries` for ``("record", Record)`` and ``("compact", rev)``.
+    :attr:`torn` is ``(line_number, byte_offset)`` of a torn last line, or
+    None; :attr:`good_size` is the byte size of the file without it.
+
+    Raises:
+        FileNotFoundError: no such file.
+        LogFormatError: an empty file, a bad header, a newer format version,
+            or a damaged line that is not the last.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.data = self.path.read_bytes()
+        self.torn: tuple[int, int] | None = None
+        self.good_size = len(self.data)
+        if not self.data:
+            raise LogFormatError(self.path, 1, "empty file: not a k8semu log")
+        nl = self.data.find(b"\n")
+        if nl < 0:
+            raise LogFormatError(self.path, 1, "header line is incomplete")
+        try:
+            header = orjson.loads(self.data[:nl])
+        except orjson.JSONDecodeError as e:
+            raise LogFormatError(self.path, 1, f"header is not JSON ({e})") from None
+        if not isinstance(header, dict) or header.get("format") != FORMAT:
+            raise LogFormatError(self.path, 1, "not a k8semu log (no \"format\": \"k8semu-log\" header)")
+        version = header.get("version")
+        if not isinstance(version, int) or version < 1:
+            raise LogFormatError(self.path, 1, f"bad format version {version!r}")
+        if version > FORMAT_VERSION:
+            raise LogFormatError(
+                self.path, 1,
+                f"log format version {version} is newer than this k8semu reads ({FORMAT_VERSION}); upgrade k8semu",
+            )
+        self.header: dict[str, Any] = header
+        self._body_start = nl + 1
+
+    def entries(self) -> Iterator[tuple[str, Any]]:
+        """Yield ``("record", Record)`` / ``("compact", int)`` in file order.
+
+        ``create_revision`` and ``version`` of each record are filled in by the
+        caller (they depend on the key's history), here they are 0.
+        """
+        data = self.data
+        pos = self._body_start
+        line_no = 1
+        end = len(data)
+        last_rev = 0
+        while pos < end:
+            line_no += 1
+            nl = data.find(b"\n", pos)
+            is_last = nl < 0 or nl == end - 1
+            if nl < 0:
+                # No newline: the append was cut short.
+                self._torn(line_no, pos)
+                return
+            line = data[pos:nl]
+            start = pos
+            pos = nl + 1
+            try:
+                entry = self._parse(line)
+            except (ValueError, KeyError, TypeError) as e:
+                if is_last:
+                    self._torn(line_no, start)
+                    return
+                raise LogFormatError(self.path, line_no, f"damaged line: {e}") from None
+            kind, value = entry
+            if kind == "record":
+                if value.revision != last_rev + 1 and last_rev != 0:
+                    raise LogFormatError(
+                        self.path, line_no,
+                        f"revision {value.revision} does not follow {last_rev}",
+                    )
+                if last_rev == 0 and value.revision < 1:
+                    raise LogFormatError(self.path, line_no, f"bad revision {value.revision}")
+                last_rev = value.revision
+            yield entry
+
+    def _torn(self, line_no: int, offset: int) -> None:
+        self.torn = (line_no, offset)
+        self.good_size = offset
+
+    @staticmethod
+    def _parse(line: bytes) -> tuple[str, Any]:
+        if not line:
+            raise ValueError("empty line")
+        i = line.find(_OBJ_SEP)
+        if i < 0:
+            entry = orjson.loads(line)
+            if not isinstance(entry, dict):
+                raise ValueError("not a JSON object")
+            if entry.get("type") == "COMPACT":
+                return "compact", int(entry["rev"])
+            raise ValueError(f"unknown line type {entry.get('type')!r}")
+        head = orjson.loads(line[:i] + b"}")
+        if line[-1:] != b"}":
+            raise ValueError("record does not end with '}'")
+        raw = line[i + len(_OBJ_SEP):-1]
+        obj = orjson.loads(raw)  # checks the object too: damage is found at open, not later
+        if not isinstance(obj, dict):
+            raise ValueError("obj is not a JSON object")
+        typ = head["type"]
+        if typ not in _TYPES:
+            raise ValueError(f"unknown record type {typ!r}")
+        rev = head["rev"]
+        if not isinstance(rev, int):
+            raise ValueError("rev is not an integer")
+        key = head["key"]
+        if not isinstance(key, str) or not key.startswith("/"):
+            raise ValueError(f"bad key {key!r}")
+        return "record", Record(rev, float(head["t"]), typ, key, str(head["actor"]), 0, 0, obj, raw)
