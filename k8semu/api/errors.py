@@ -83,7 +83,8 @@ def _details(name: str | None, group: str, kind: str) -> dict[str, Any]:
     d: dict[str, Any] = {}
     if name:
         d["name"] = name
-    d["group"] = group
+    if group:
+        d["group"] = group
     d["kind"] = kind
     return d
 
