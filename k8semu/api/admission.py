@@ -1,0 +1,329 @@
+"""Admission control: the plugins kube-apiserver runs after defaulting.
+
+Mutating plugins run first (``admit`` returns a possibly changed object), then
+validation, then validating plugins (``validate`` raises). The default chain,
+in upstream's order:
+
+- ``NamespaceLifecycle``: no new objects in a missing or terminating
+  namespace; ``default``, ``kube-system``, ``kube-public`` and
+  ``kube-node-lease`` cannot be deleted.
+- ``LimitRanger``: container default requests/limits from LimitRanges, and
+  their min/max.
+- ``ServiceAccount``: ``serviceAccountName: default`` and the projected
+  ``kube-api-access-*`` token volume mounted in every container.
+- ``Priority``: ``spec.priority`` (and ``preemptionPolicy``) from the pod's
+  PriorityClass, the global default, or 0.
+- ``DefaultTolerationSeconds``: not-ready / unreachable NoExecute tolerations
+  for 300 s unless the pod has its own.
+- ``ResourceQuota``: refuses a create that would exceed a quota's ``hard``
+  limits, with upstream's ``exceeded quota`` message.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from . import errors
+from .meta import random_suffix
+from .resources import ResourceInfo
+
+if TYPE_CHECKING:
+    from .apiserver import APIServer, RequestContext
+
+__all__ = ["AdmissionPlugin", "AdmissionChain", "default_admission_chain", "SYSTEM_PRIORITY_CLASSES"]
+
+PROTECTED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+#: The built-in PriorityClasses every cluster has.
+SYSTEM_PRIORITY_CLASSES = {"system-node-critical": 2000001000, "system-cluster-critical": 2000000000}
+
+
+class AdmissionPlugin(Protocol):
+    """One admission plugin. ``op`` is ``create``, ``update`` or ``delete``."""
+
+    name: str
+
+    def admit(self, op: str, info: ResourceInfo, obj: dict, old: dict | None, ctx: "RequestContext") -> dict: ...
+
+    def validate(self, op: str, info: ResourceInfo, obj: dict, old: dict | None, ctx: "RequestContext") -> None: ...
+
+
+class _Plugin:
+    name = ""
+
+    def __init__(self, server: "APIServer") -> None:
+        self.server = server
+
+    def admit(self, op, info, obj, old, ctx):
+        return obj
+
+    def validate(self, op, info, obj, old, ctx):
+        return None
+
+
+class AdmissionChain:
+    """Runs plugins in order: every ``admit``, then (after validation) every ``validate``."""
+
+    def __init__(self, plugins: list[AdmissionPlugin]) -> None:
+        self.plugins = plugins
+
+    def admit(self, op, info, obj, old, ctx) -> dict:
+        for p in self.plugins:
+            obj = p.admit(op, info, obj, old, ctx)
+        return obj
+
+    def validate(self, op, info, obj, old, ctx) -> None:
+        for p in self.plugins:
+            p.validate(op, info, obj, old, ctx)
+
+
+def _ns_of(obj: dict) -> str | None:
+    return (obj.get("metadata") or {}).get("namespace")
+
+
+class NamespaceLifecycle(_Plugin):
+    name = "NamespaceLifecycle"
+
+    def validate(self, op, info, obj, old, ctx):
+        if info.kind == "Namespace":
+            if op == "delete" and obj["metadata"]["name"] in PROTECTED_NAMESPACES:
+                raise errors.Forbidden.for_resource(
+                    "namespaces", "", obj["metadata"]["name"], "this namespace may not be deleted"
+                )
+            return
+        if op != "create" or not info.namespaced:
+            return
+        ns = _ns_of(obj)
+        rec = self.server.log.get(f"/registry/namespaces/{ns}")
+        if rec is None:
+            raise errors.NotFound.of("namespaces", "", ns)
+        if (rec.object.get("metadata") or {}).get("deletionTimestamp") and info.kind != "Event":
+            name = obj["metadata"].get("name", "")
+            raise errors.Forbidden.for_resource(
+                info.plural, info.group, name,
+                f"unable to create new content in namespace {ns} because it is being terminated",
+            )
+
+
+class ServiceAccountAdmission(_Plugin):
+    name = "ServiceAccount"
+
+    def admit(self, op, info, obj, old, ctx):
+        if op != "create" or info.kind != "Pod":
+            return obj
+        spec = dict(obj.get("spec") or {})
+        sa = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
+        spec["serviceAccountName"] = sa
+        spec["serviceAccount"] = sa
+        automount = spec.get("automountServiceAccountToken", True)
+        mount_path = "/var/run/secrets/kubernetes.io/serviceaccount"
+        containers = spec.get("containers") or []
+        already = any(
+            m.get("mountPath") == mount_path
+            for c in containers for m in c.get("volumeMounts") or []
+        )
+        if automount and not already:
+            vol_name = f"kube-api-access-{random_suffix(self.server.rng)}"
+            spec["volumes"] = list(spec.get("volumes") or []) + [_token_volume(vol_name)]
+            mount = {"name": vol_name, "readOnly": True, "mountPath": mount_path}
+            for field in ("initContainers", "containers"):
+                if spec.get(field):
+                    spec[field] = [
+                        {**c, "volumeMounts": list(c.get("volumeMounts") or []) + [mount]}
+                        for c in spec[field]
+                    ]
+        return {**obj, "spec": spec}
+
+
+def _token_volume(name: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "projected": {
+            "defaultMode": 420,
+            "sources": [
+                {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {
+                    "apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}},
+            ],
+        },
+    }
+
+
+class Priority(_Plugin):
+    name = "Priority"
+
+    def admit(self, op, info, obj, old, ctx):
+        if op != "create" or info.kind != "Pod":
+            return obj
+        spec = dict(obj.get("spec") or {})
+        pc_name = spec.get("priorityClassName")
+        if pc_name:
+            if pc_name in SYSTEM_PRIORITY_CLASSES:
+                value, policy = SYSTEM_PRIORITY_CLASSES[pc_name], "PreemptLowerPriority"
+            else:
+                rec = self.server.log.get(f"/registry/priorityclasses.scheduling.k8s.io/{pc_name}")
+                if rec is None:
+                    raise errors.Forbidden.for_resource(
+                        "pods", "", obj["metadata"].get("name", ""),
+                        f"no PriorityClass with name {pc_name} was found",
+                    )
+                value = rec.object.get("value", 0)
+                policy = rec.object.get("preemptionPolicy", "PreemptLowerPriority")
+        else:
+            value, policy = 0, "PreemptLowerPriority"
+            for rec in self.server.log.range("/registry/priorityclasses.scheduling.k8s.io/"):
+                if rec.object.get("globalDefault"):
+                    value = rec.object.get("value", 0)
+                    policy = rec.object.get("preemptionPolicy", "PreemptLowerPriority")
+                    spec["priorityClassName"] = rec.object["metadata"]["name"]
+                    break
+        if "priority" in spec and spec["priority"] != value:
+            raise errors.Forbidden.for_resource(
+                "pods", "", obj["metadata"].get("name", ""),
+                "the integer value of priority must not be provided in pod spec; priority admission "
+                "controller computed " f"{value} from the given PriorityClass name",
+            )
+        spec["priority"] = value
+        spec.setdefault("preemptionPolicy", policy)
+        return {**obj, "spec": spec}
+
+
+class DefaultTolerationSeconds(_Plugin):
+    name = "DefaultTolerationSeconds"
+    TAINTS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+
+    def admit(self, op, info, obj, old, ctx):
+        if op != "create" or info.kind != "Pod":
+            return obj
+        tols = list((obj.get("spec") or {}).get("tolerations") or [])
+        changed = False
+        for key in self.TAINTS:
+            if any(
+                (t.get("key") == key or (not t.get("key") and t.get("operator") == "Exists"))
+                and t.get("effect") in (None, "", "NoExecute")
+                for t in tols
+            ):
+                continue
+            tols.append({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300})
+            changed = True
+        if not changed:
+            return obj
+        return {**obj, "spec": {**obj["spec"], "tolerations": tols}}
+
+
+class LimitRanger(_Plugin):
+    name = "LimitRanger"
+
+    def _ranges(self, ns: str) -> list[dict]:
+        return [r.object for r in self.server.log.range(f"/registry/limitranges/{ns}/")]
+
+    def admit(self, op, info, obj, old, ctx):
+        if op != "create" or info.kind != "Pod":
+            return obj
+        ranges = self._ranges(_ns_of(obj))
+        if not ranges:
+            return obj
+        spec = dict(obj["spec"])
+        for field in ("initContainers", "containers"):
+            if not spec.get(field):
+                continue
+            out = []
+            for c in spec[field]:
+                res = dict(c.get("resources") or {})
+                req = dict(res.get("requests") or {})
+                lim = dict(res.get("limits") or {})
+                for lr in ranges:
+                    for item in (lr.get("spec") or {}).get("limits") or []:
+                        if item.get("type") != "Container":
+                            continue
+                        for r, q in (item.get("default") or {}).items():
+                            lim.setdefault(r, q)
+                        for r, q in (item.get("defaultRequest") or {}).items():
+                            req.setdefault(r, q)
+                for r, q in lim.items():
+                    req.setdefault(r, q)
+                if req:
+                    res["requests"] = req
+                if lim:
+                    res["limits"] = lim
+                out.append({**c, "resources": res})
+            spec[field] = out
+        return {**obj, "spec": spec}
+
+    def validate(self, op, info, obj, old, ctx):
+        if op != "create" or info.kind != "Pod":
+            return
+        from .quantity import parse_quantity
+
+        ranges = self._ranges(_ns_of(obj))
+        name = obj["metadata"].get("name", "")
+        for lr in ranges:
+            for item in (lr.get("spec") or {}).get("limits") or []:
+                if item.get("type") != "Container":
+                    continue
+                for c in obj["spec"].get("containers") or []:
+                    res = c.get("resources") or {}
+                    for r, q in (item.get("max") or {}).items():
+                        lim = (res.get("limits") or {}).get(r)
+                        if lim is not None and parse_quantity(lim) > parse_quantity(q):
+                            raise errors.Forbidden.for_resource(
+                                "pods", "", name,
+                                f"maximum {r} usage per Container is {q}, but limit is {lim}",
+                            )
+                    for r, q in (item.get("min") or {}).items():
+                        rq = (res.get("requests") or {}).get(r)
+                        if rq is not None and parse_quantity(rq) < parse_quantity(q):
+                            raise errors.Forbidden.for_resource(
+                                "pods", "", name,
+                                f"minimum {r} usage per Container is {q}, but request is {rq}",
+                            )
+
+
+class ResourceQuotaAdmission(_Plugin):
+    name = "ResourceQuota"
+
+    def validate(self, op, info, obj, old, ctx):
+        if op != "create" or not info.namespaced:
+            return
+        ns = _ns_of(obj)
+        quotas = [r.object for r in self.server.log.range(f"/registry/resourcequotas/{ns}/")]
+        if not quotas:
+            return
+        from .quota import usage_delta, namespace_usage
+
+        delta = usage_delta(info, obj)
+        if not delta:
+            return
+        used = namespace_usage(self.server.log, ns)
+        from .quantity import parse_quantity
+
+        for q in quotas:
+            hard = (q.get("spec") or {}).get("hard") or {}
+            bad = []
+            for r in sorted(hard):
+                if r not in delta:
+                    continue
+                total = used.get(r, parse_quantity(0)) + delta[r]
+                if total > parse_quantity(hard[r]):
+                    bad.append(r)
+            if bad:
+                req = ",".join(f"{r}={delta[r]}" for r in bad)
+                usd = ",".join(f"{r}={used.get(r, parse_quantity(0))}" for r in bad)
+                lim = ",".join(f"{r}={hard[r]}" for r in bad)
+                raise errors.Forbidden.for_resource(
+                    info.plural, info.group, obj["metadata"].get("name", ""),
+                    f"exceeded quota: {q['metadata']['name']}, requested: {req}, used: {usd}, limited: {lim}",
+                )
+
+
+def default_admission_chain(server: "APIServer") -> AdmissionChain:
+    """The plugins enabled by default, in kube-apiserver's order."""
+    return AdmissionChain([
+        NamespaceLifecycle(server),
+        LimitRanger(server),
+        ServiceAccountAdmission(server),
+        Priority(server),
+        DefaultTolerationSeconds(server),
+        ResourceQuotaAdmission(server),
+    ])

@@ -1,0 +1,996 @@
+"""The in-process kube-apiserver: every read and write of cluster state goes through here.
+
+A request runs kube-apiserver's pipeline, in its order:
+
+1. authorization (RBAC, :mod:`.rbac`) for the request's user;
+2. decoding: strict unknown-field checks when ``field_validation="Strict"``
+   (kubectl's default), kind/apiVersion and namespace checks;
+3. the kind's strategy (:mod:`.strategy`): what a create resets, what an
+   update carries over, generation;
+4. defaulting (:mod:`.defaults`);
+5. mutating admission, then validation (:mod:`.validation`), then validating
+   admission (:mod:`.admission`);
+6. the write to the event log, compare-and-swap on ``resourceVersion``.
+
+Objects are wire-form dicts (exactly what ``kubectl get -o json`` shows) and are
+never mutated in place: every stage returns a new dict, so objects read from
+the log can be shared by every watcher and cache without copying.
+
+Errors are :class:`~k8semu.api.errors.StatusError` subclasses, whose
+``status()`` is the ``Status`` a real kube-apiserver returns.
+"""
+
+from __future__ import annotations
+
+import base64
+import ipaddress
+import random
+from datetime import datetime
+from typing import Any, AsyncIterator, Callable, Iterable
+
+import attrs
+import orjson
+
+from ..store import (
+    DELETED,
+    Bookmark,
+    Compacted,
+    EventLog,
+    FutureRevision,
+    KeyExists,
+    KeyNotFound,
+    Record,
+    RevisionMismatch,
+)
+from . import errors, strategy
+from .auth import Attributes, UserInfo, admin
+from .meta import DEFAULT_EPOCH, format_time, new_uid, random_suffix
+from .resources import ResourceInfo, by_kind, by_resource, lookup
+
+__all__ = ["APIServer", "RequestContext", "PATCH_TYPES", "WatchEvent"]
+
+MERGE_PATCH = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"
+PATCH_TYPES = (MERGE_PATCH, JSON_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH)
+
+ResourceRef = ResourceInfo | str
+
+
+@attrs.frozen
+class RequestContext:
+    """Who is asking: the authenticated user and the actor recorded in the log.
+
+    ``actor`` defaults to ``user:<name>``; components pass their own
+    (``kube-scheduler``, ``replicaset-controller``, ``kubelet/node-1``).
+    """
+
+    user: UserInfo = attrs.field(factory=admin)
+    actor: str | None = None
+
+    @property
+    def log_actor(self) -> str:
+        return self.actor or f"user:{self.user.name}"
+
+
+@attrs.frozen
+class WatchEvent:
+    """One watch event: ``type`` is ADDED / MODIFIED / DELETED / BOOKMARK / ERROR."""
+
+    type: str
+    object: dict[str, Any]
+    revision: int = 0
+
+    def wire(self) -> dict[str, Any]:
+        return {"type": self.type, "object": self.object}
+
+
+def _meta(obj: dict[str, Any]) -> dict[str, Any]:
+    return obj.get("metadata") or {}
+
+
+def _kind_key(obj: dict[str, Any]) -> str:
+    return f"{obj.get('apiVersion')}/{obj.get('kind')}"
+
+
+class APIServer:
+    """The emulated kube-apiserver core over one :class:`~k8semu.store.EventLog`.
+
+    Args:
+        log: the event log (etcd).
+        rng: the cluster's seeded RNG (UIDs, generated names, ClusterIPs, NodePorts).
+        epoch: the wall-clock date of virtual time 0 (for timestamps).
+        authorize: RBAC on (True) or everyone allowed (False).
+        service_cidr: where ClusterIPs come from (upstream default 10.96.0.0/12).
+        node_port_range: inclusive NodePort range (30000–32767).
+    """
+
+    def __init__(
+        self,
+        log: EventLog,
+        *,
+        rng: random.Random | None = None,
+        epoch: datetime = DEFAULT_EPOCH,
+        authorize: bool = True,
+        service_cidr: str = "10.96.0.0/12",
+        node_port_range: tuple[int, int] = (30000, 32767),
+    ) -> None:
+        self.log = log
+        self.rng = rng or random.Random(0)
+        self.epoch = epoch
+        self.service_cidr = ipaddress.ip_network(service_cidr)
+        self.node_port_range = node_port_range
+        from .admission import default_admission_chain
+
+        self.admission = default_admission_chain(self)
+        self._authorizer = None
+        if authorize:
+            from .rbac import RBACAuthorizer
+
+            self._authorizer = RBACAuthorizer(_StorePolicy(self))
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def now(self) -> float:
+        """The virtual time (seconds since the cluster started)."""
+        return self.log.clock()
+
+    def timestamp(self, t: float | None = None) -> str:
+        """RFC 3339 for virtual time ``t`` (default: now)."""
+        return format_time(self.epoch, self.now if t is None else t)
+
+    @staticmethod
+    def resource(ref: ResourceRef) -> ResourceInfo:
+        """Resolve ``"pods"``, ``"deployments.apps"``, ``"deploy"`` or a ResourceInfo.
+
+        Raises:
+            NotFound: nothing matches (``the server doesn't have a resource type "x"``).
+        """
+        if isinstance(ref, ResourceInfo):
+            return ref
+        found = lookup(ref)
+        if not found:
+            raise errors.NotFound(f'the server doesn\'t have a resource type "{ref}"')
+        return found[0]
+
+    def _authz(
+        self,
+        ctx: RequestContext,
+        verb: str,
+        info: ResourceInfo,
+        namespace: str | None,
+        name: str = "",
+        subresource: str = "",
+    ) -> None:
+        if self._authorizer is None or "system:masters" in ctx.user.groups:
+            return
+        attrs_ = Attributes(
+            user=ctx.user,
+            verb=verb,
+            api_group=info.group,
+            resource=info.plural,
+            subresource=subresource,
+            namespace=namespace or "",
+            name=name,
+        )
+        self._authorizer.check(attrs_)
+
+    def _namespace(self, info: ResourceInfo, namespace: str | None) -> str | None:
+        if not info.namespaced:
+            return None
+        if not namespace:
+            raise errors.BadRequest("the server could not find the requested resource: namespace is required")
+        return namespace
+
+    def _current(self, info: ResourceInfo, namespace: str | None, name: str) -> Record:
+        rec = self.log.get(info.key(namespace, name))
+        if rec is None:
+            raise errors.NotFound.of(info.plural, info.group, name)
+        return rec
+
+    # ------------------------------------------------------------------ create
+    def create(
+        self,
+        resource: ResourceRef,
+        obj: dict[str, Any],
+        *,
+        namespace: str | None = None,
+        ctx: RequestContext | None = None,
+        dry_run: bool = False,
+        field_validation: str = "Strict",
+    ) -> dict[str, Any]:
+        """POST: create ``obj``; returns the stored object (with uid, resourceVersion…).
+
+        ``namespace`` defaults to the object's own (then ``default``).
+
+        Raises:
+            BadRequest: undecodable / unknown fields (Strict) / namespace mismatch.
+            AlreadyExists, Invalid, Forbidden, NotFound (namespace missing).
+        """
+        ctx = ctx or RequestContext()
+        info = self.resource(resource)
+        if not isinstance(obj, dict):
+            raise errors.BadRequest("the body of the request was in an unknown format")
+        meta = _meta(obj)
+        if info.namespaced:
+            ns = namespace or meta.get("namespace") or "default"
+            if meta.get("namespace") and meta["namespace"] != ns:
+                raise errors.BadRequest(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                )
+        else:
+            ns = None
+        self._authz(ctx, "create", info, ns)
+        obj = self._decode(info, obj, field_validation)
+        meta = dict(_meta(obj))
+        if ns is not None:
+            meta["namespace"] = ns
+        else:
+            meta.pop("namespace", None)
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = meta["generateName"] + random_suffix(self.rng)
+        for k in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
+            meta.pop(k, None)
+        meta["uid"] = new_uid(self.rng)
+        meta["creationTimestamp"] = self.timestamp()
+        obj = {**obj, "metadata": meta}
+        # kube-apiserver's order: defaulting (at decode), mutating admission,
+        # then the registry's PrepareForCreate and validation
+        obj = self._default(obj)
+        obj = self.admission.admit("create", info, obj, None, ctx)
+        obj = strategy.prepare_for_create(obj)
+        if info.kind == "Job":
+            from .defaults import job_prepare_for_create
+
+            obj = job_prepare_for_create(obj, meta["uid"])
+        self._validate(obj, None)
+        self.admission.validate("create", info, obj, None, ctx)
+        name = meta.get("name") or ""
+        key = info.key(ns, name)
+        if self.log.get(key) is not None:
+            raise errors.AlreadyExists.of(info.plural, info.group, name)
+        obj = self._allocate(info, obj, None)
+        if dry_run:
+            return obj
+        try:
+            rec = self.log.create(key, obj, ctx.log_actor)
+        except KeyExists:
+            raise errors.AlreadyExists.of(info.plural, info.group, name) from None
+        return rec.object
+
+    def _decode(self, info: ResourceInfo, obj: dict[str, Any], field_validation: str) -> dict[str, Any]:
+        api_version = obj.get("apiVersion")
+        kind = obj.get("kind")
+        if not kind or not api_version:
+            what = "kind" if not kind else "apiVersion"
+            raise errors.BadRequest(f"Object '{what}' is missing in '{orjson.dumps(obj).decode()[:200]}'")
+        if (api_version, kind) != (info.api_version, info.kind):
+            raise errors.BadRequest(
+                f"the API version in the data ({api_version}) does not match the expected API version ({info.api_version})"
+                if kind == info.kind
+                else f"{kind} in version \"{api_version}\" cannot be handled as a {info.kind}"
+            )
+        if field_validation == "Strict":
+            from .schema import decode_strict
+
+            decode_strict(obj, _kind_key(obj))
+        return obj
+
+    @staticmethod
+    def _default(obj: dict[str, Any]) -> dict[str, Any]:
+        from .defaults import apply_defaults
+
+        return apply_defaults(obj)
+
+    @staticmethod
+    def _validate(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        from .validation import validate_or_raise
+
+        validate_or_raise(obj, old)
+
+    # ------------------------------------------------------------------ reads
+    def get(
+        self,
+        resource: ResourceRef,
+        name: str,
+        *,
+        namespace: str | None = None,
+        ctx: RequestContext | None = None,
+        resource_version: str | None = None,
+    ) -> dict[str, Any]:
+        """GET one object (at the head, or exactly at ``resource_version`` if given and not "0").
+
+        Raises:
+            NotFound, Forbidden, Expired (compacted revision).
+        """
+        ctx = ctx or RequestContext()
+        info = self.resource(resource)
+        ns = self._namespace(info, namespace)
+        self._authz(ctx, "get", info, ns, name)
+        rev = self._read_revision(resource_version)
+        try:
+            rec = self.log.get(info.key(ns, name), rev)
+        except Compacted as e:
+            raise errors.Expired(e.requested, e.compacted) from None
+        if rec is None:
+            raise errors.NotFound.of(info.plural, info.group, name)
+        return rec.object
+
+    def _read_revision(self, resource_version: str | None) -> int | None:
+        if resource_version in (None, "", "0"):
+            return None
+        try:
+            rev = int(resource_version)
+        except ValueError:
+            raise errors.BadRequest(f"invalid resource version: {resource_version!r}") from None
+        if rev > self.log.revision:
+            raise errors.StatusError(f"Too large resource version: {rev}, current: {self.log.revision}")
+        return rev
+
+    def list(
+        self,
+        resource: ResourceRef,
+        *,
+        namespace: str | None = None,
+        ctx: RequestContext | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+        resource_version: str | None = None,
+    ) -> dict[str, Any]:
+        """LIST: a ``<Kind>List`` with ``metadata.resourceVersion`` (the store revision).
+
+        ``limit``/``continue_`` page through a consistent snapshot;
+        ``metadata.continue`` and ``remainingItemCount`` are set when more remain.
+
+        Raises:
+            BadRequest (bad selector, bad continue token), Forbidden, Expired.
+        """
+        ctx = ctx or RequestContext()
+        info = self.resource(resource)
+        ns = namespace if info.namespaced else None
+        self._authz(ctx, "list", info, ns)
+        match = self._matcher(info, label_selector, field_selector)
+        start_after = None
+        if continue_:
+            rev, start_after = _decode_continue(continue_)
+        else:
+            rev = self._read_revision(resource_version) or self.log.revision
+        try:
+            recs = self.log.range(info.prefix(ns), rev, start_after=start_after)
+        except Compacted:
+            raise errors.Expired(rev, self.log.compact_revision) if not continue_ else errors.Gone(
+                "The provided continue parameter is too old to display a consistent list result. "
+                "You can start a new list without the continue parameter, or use the continue token "
+                "in this response to retrieve the remainder of the results. Continuing with the "
+                "provided token results in an inconsistent list - objects that were created, "
+                "modified, or deleted between the time the first chunk was returned and now may "
+                "show up in the list."
+            ) from None
+        items: list[dict[str, Any]] = []
+        list_meta: dict[str, Any] = {"resourceVersion": str(rev)}
+        for i, rec in enumerate(recs):
+            obj = rec.object
+            if match is not None and not match(obj):
+                continue
+            if limit and len(items) == limit:
+                remaining = sum(1 for r in recs[i:] if match is None or match(r.object))
+                list_meta["continue"] = _encode_continue(rev, recs[i - 1].key)
+                list_meta["remainingItemCount"] = remaining
+                break
+            items.append(obj)
+        return {
+            "kind": f"{info.kind}List",
+            "apiVersion": info.api_version,
+            "metadata": list_meta,
+            "items": items,
+        }
+
+    def _matcher(
+        self, info: ResourceInfo, label_selector: str | None, field_selector: str | None
+    ) -> Callable[[dict[str, Any]], bool] | None:
+        from . import selectors
+
+        checks: list[Callable[[dict[str, Any]], bool]] = []
+        if label_selector:
+            try:
+                ls = selectors.parse_label_selector(label_selector)
+            except ValueError as e:
+                raise errors.BadRequest(str(e)) from None
+            checks.append(lambda o: ls.matches(_meta(o).get("labels") or {}))
+        if field_selector:
+            try:
+                fs = selectors.parse_field_selector(field_selector)
+            except ValueError as e:
+                raise errors.BadRequest(str(e)) from None
+            fs = selectors.validate_field_selector(info.plural, fs, group=info.group)
+            plural, group = info.plural, info.group
+            checks.append(lambda o: fs.matches(selectors.field_set(plural, o, group=group)))
+        if not checks:
+            return None
+        if len(checks) == 1:
+            return checks[0]
+        return lambda o: all(c(o) for c in checks)
+
+    async def watch(
+        self,
+        resource: ResourceRef,
+        *,
+        namespace: str | None = None,
+        ctx: RequestContext | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        resource_version: str | None = None,
+        allow_bookmarks: bool = False,
+        send_initial_events: bool | None = None,
+    ) -> AsyncIterator[WatchEvent]:
+        """WATCH: an async iterator of :class:`WatchEvent`.
+
+        ``resource_version`` absent or ``"0"``: ADDED events for the current
+        state first, then every later change; ``"N"``: every change after N.
+        With selectors, an object that starts or stops matching arrives as
+        ADDED or DELETED, as kube-apiserver's watch cache filters.
+
+        Raises:
+            Expired (410): N is older than the compact revision.
+        """
+        ctx = ctx or RequestContext()
+        info = self.resource(resource)
+        ns = namespace if info.namespaced else None
+        self._authz(ctx, "watch", info, ns)
+        match = self._matcher(info, label_selector, field_selector)
+        prefix = info.prefix(ns)
+        initial: list[Record] = []
+        if resource_version in (None, "", "0") or send_initial_events:
+            after = self.log.revision
+            initial = self.log.range(prefix)
+        else:
+            after = self._read_revision(resource_version) or 0
+        try:
+            w = self.log.watch(prefix, after=after, bookmarks=allow_bookmarks)
+        except Compacted as e:
+            raise errors.Expired(e.requested, e.compacted) from None
+        return self._watch_stream(w, initial, match, info)
+
+    async def _watch_stream(self, w, initial, match, info) -> AsyncIterator[WatchEvent]:
+        for rec in initial:
+            obj = rec.object
+            if match is None or match(obj):
+                yield WatchEvent("ADDED", obj, rec.revision)
+        try:
+            async for item in w:
+                if isinstance(item, Bookmark):
+                    yield WatchEvent(
+                        "BOOKMARK",
+                        {"kind": info.kind, "apiVersion": info.api_version,
+                         "metadata": {"resourceVersion": str(item.revision)}},
+                        item.revision,
+                    )
+                    continue
+                ev = self._filter_event(item, match)
+                if ev is not None:
+                    yield ev
+        except Compacted as e:
+            yield WatchEvent("ERROR", errors.Expired(e.requested, e.compacted).status())
+        finally:
+            w.stop()
+
+    def _filter_event(self, rec: Record, match) -> WatchEvent | None:
+        obj = rec.object
+        if match is None:
+            return WatchEvent(rec.type, obj, rec.revision)
+        now = match(obj)
+        if rec.type == "ADDED":
+            return WatchEvent("ADDED", obj, rec.revision) if now else None
+        if rec.type == DELETED:
+            return WatchEvent(DELETED, obj, rec.revision) if now else None
+        try:
+            prev = self.log.get(rec.key, rec.revision - 1)
+        except Compacted:
+            prev = None
+        before = prev is not None and match(prev.object)
+        if now and before:
+            return WatchEvent("MODIFIED", obj, rec.revision)
+        if now:
+            return WatchEvent("ADDED", obj, rec.revision)
+        if before:
+            return WatchEvent(DELETED, obj, rec.revision)
+        return None
+
+    # ------------------------------------------------------------------ update / patch
+    def update(
+        self,
+        resource: ResourceRef,
+        obj: dict[str, Any],
+        *,
+        namespace: str | None = None,
+        subresource: str = "",
+        ctx: RequestContext | None = None,
+        dry_run: bool = False,
+        field_validation: str = "Strict",
+    ) -> dict[str, Any]:
+        """PUT: replace an object (or its ``status``); a stale ``resourceVersion`` is a 409.
+
+        Raises:
+            NotFound, Conflict, Invalid, BadRequest, Forbidden.
+        """
+        ctx = ctx or RequestContext()
+        info = self.resource(resource)
+        meta = _meta(obj)
+        name = meta.get("name") or ""
+        ns = self._namespace(info, namespace or meta.get("namespace")) if info.namespaced else None
+        if info.namespaced and meta.get("namespace") and meta["namespace"] != ns:
+            raise errors.BadRequest(
+                "the namespace of the provided object does not match the namespace sent on the request"
+            )
+        self._authz(ctx, "update", info, ns, name, subresource)
+        obj = self._decode(info, obj, field_validation)
+        cur = self._current(info, ns, name)
+        rv = meta.get("resourceVersion")
+        if rv and rv != str(cur.revision):
+            raise errors.Conflict.of(info.plural, info.group, name)
+        return self._write_update(info, ns, name, obj, cur, subresource, ctx, dry_run)
+
+    def _write_update(
+        self,
+        info: ResourceInfo,
+        ns: str | None,
+        name: str,
+        obj: dict[str, Any],
+        cur: Record,
+        subresource: str,
+        ctx: RequestContext,
+        dry_run: bool,
+    ) -> dict[str, Any]:
+        old = cur.object
+        old_meta = _meta(old)
+        meta = dict(_meta(obj))
+        # fields the client may not change
+        for k in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"):
+            if k in old_meta:
+                meta[k] = old_meta[k]
+            else:
+                meta.pop(k, None)
+        meta["name"] = name
+        if ns is not None:
+            meta["namespace"] = ns
+        meta.pop("resourceVersion", None)
+        obj = {**obj, "metadata": meta}
+        obj = self._default(obj)
+        obj = self.admission.admit("update", info, obj, old, ctx)
+        obj = strategy.prepare_for_update(obj, old, subresource)
+        self._validate(obj, old)
+        self.admission.validate("update", info, obj, old, ctx)
+        obj = self._allocate(info, obj, old)
+        # a finalizing object whose last finalizer is gone is deleted now
+        new_meta = _meta(obj)
+        if new_meta.get("deletionTimestamp") and not new_meta.get("finalizers") and (
+            not new_meta.get("deletionGracePeriodSeconds") or info.kind != "Pod"
+        ):
+            if dry_run:
+                return obj
+            return self._store_delete(info, cur, obj, ctx)
+        if _same(obj, old):
+            return old  # no-op updates write nothing, as upstream
+        if dry_run:
+            return obj
+        try:
+            rec = self.log.update(cur.key, obj, ctx.log_actor, expect_revision=cur.revision)
+        except RevisionMismatch:
+            raise errors.Conflict.of(info.plural, info.group, name) from None
+        return rec.object
+
+    def patch(
+        self,
+        resource: ResourceRef,
+        name: str,
+        patch: Any,
+        patch_type: str = STRATEGIC_MERGE_PATCH,
+        *,
+        namespace: str | None = None,
+        subresource: str = "",
+        ctx: RequestContext | None = None,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        force: bool = False,
+        field_validation: str = "Strict",
+    ) -> dict[str, Any]:
+        """PATCH with a merge, JSON, strategic-merge or apply (server-side apply) patch.
+
+        Retries internally when the object changes under it, unless the patch
+        itself pins ``metadata.resourceVersion`` (then a stale one is a 409).
+
+        Raises:
+            UnsupportedMediaType (unknown patch type), NotFound, Conflict, Invalid, BadRequest.
+        """
+        ctx = ctx or RequestContext()
+        info = self.resource(resource)
+        ns = self._namespace(info, namespace) if info.namespaced else None
+        if patch_type not in PATCH_TYPES:
+            raise errors.UnsupportedMediaType(
+                f"the body of the request was in an unknown format - accepted media types include: "
+                f"{', '.join(PATCH_TYPES)}"
+            )
+        self._authz(ctx, "patch", info, ns, name, subresource)
+        if patch_type == APPLY_PATCH:
+            from .apply import server_side_apply
+
+            return server_side_apply(
+                self, info, ns, name, patch, ctx=ctx, field_manager=field_manager, force=force,
+                dry_run=dry_run, subresource=subresource,
+            )
+        from . import patch as patching
+
+        for _attempt in range(5):
+            cur = self._current(info, ns, name)
+            old = cur.object
+            if patch_type == JSON_PATCH:
+                new = patching.apply_json_patch(old, patch)
+            elif not isinstance(patch, dict):
+                raise errors.BadRequest("the body of the request was in an unknown format")
+            elif patch_type == MERGE_PATCH:
+                new = patching.apply_merge_patch(old, patch)
+            else:
+                new = patching.apply_strategic_merge_patch(old, patch, _kind_key(old))
+            want_rv = _meta(new).get("resourceVersion")
+            if want_rv and want_rv != str(cur.revision):
+                raise errors.Conflict.of(info.plural, info.group, name)
+            if field_validation == "Strict":
+                self._decode(info, new, "Strict")
+            try:
+                return self._write_update(info, ns, name, new, cur, subresource, ctx, dry_run)
+            except errors.Conflict:
+                if want_rv:
+                    raise
+                continue
+        raise errors.Conflict.of(info.plural, info.group, name)
+
+    # ------------------------------------------------------------------ delete
+    def delete(
+        self,
+        resource: ResourceRef,
+        name: str,
+        *,
+        namespace: str | None = None,
+        ctx: RequestContext | None = None,
+        grace_period_seconds: int | None = None,
+        propagation_policy: str | None = None,
+        preconditions: dict[str, str] | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """DELETE: removes the object, or marks it for deletion.
+
+        Pods bound to a node are deleted gracefully: ``deletionTimestamp`` =
+        now + grace and ``deletionGracePeriodSeconds`` are set, and the kubelet
+        finishes the deletion. Objects with finalizers (including
+        ``foregroundDeletion`` / ``orphan`` added for those propagation
+        policies) get a ``deletionTimestamp`` and stay until their finalizers
+        are removed. Returns the object as it now is (or was).
+
+        Raises:
+            NotFound, Conflict (preconditions), Forbidden, BadRequest (bad policy).
+        """
+        ctx = ctx or RequestContext()
+        info = self.resource(resource)
+        ns = self._namespace(info, namespace) if info.namespaced else None
+        self._authz(ctx, "delete", info, ns, name)
+        if propagation_policy not in (None, "Foreground", "Background", "Orphan"):
+            raise errors.BadRequest(
+                f'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: '
+                f'"{propagation_policy}": supported values: "Foreground", "Background", "Orphan", "nil"'
+            )
+        cur = self._current(info, ns, name)
+        obj = cur.object
+        meta = dict(_meta(obj))
+        if preconditions:
+            if preconditions.get("uid") and preconditions["uid"] != meta.get("uid"):
+                raise errors.Conflict.of(
+                    info.plural, info.group, name,
+                    f"Precondition failed: UID in precondition: {preconditions['uid']}, UID in object meta: {meta.get('uid')}",
+                )
+            if preconditions.get("resourceVersion") and preconditions["resourceVersion"] != str(cur.revision):
+                raise errors.Conflict.of(
+                    info.plural, info.group, name,
+                    f"Precondition failed: ResourceVersion in precondition: "
+                    f"{preconditions['resourceVersion']}, ResourceVersion in object meta: {cur.revision}",
+                )
+        self.admission.validate("delete", info, obj, obj, ctx)
+        finalizers = list(meta.get("finalizers") or [])
+        if propagation_policy == "Foreground" and "foregroundDeletion" not in finalizers:
+            finalizers.append("foregroundDeletion")
+        elif propagation_policy == "Orphan" and "orphan" not in finalizers:
+            finalizers.append("orphan")
+        if info.kind == "Namespace":
+            # the namespace controller empties it, then removes the "kubernetes" finalizer
+            if meta.get("deletionTimestamp"):
+                return obj
+            meta["deletionTimestamp"] = self.timestamp()
+            meta["deletionGracePeriodSeconds"] = 0
+            if finalizers:
+                meta["finalizers"] = finalizers
+            new = {**obj, "metadata": meta, "status": {**(obj.get("status") or {}), "phase": "Terminating"}}
+            return new if dry_run else self._store_update(info, cur, new, ctx)
+        grace = strategy.graceful_delete_seconds(obj, grace_period_seconds)
+        if meta.get("deletionTimestamp"):
+            # already being deleted: a shorter grace period may still apply
+            cur_grace = meta.get("deletionGracePeriodSeconds")
+            if info.kind == "Pod" and cur_grace is not None and grace < cur_grace:
+                if grace == 0 and not finalizers:
+                    return obj if dry_run else self._store_delete(info, cur, obj, ctx)
+                meta["deletionGracePeriodSeconds"] = grace
+                meta["deletionTimestamp"] = self.timestamp(self.now + grace)
+                new = {**obj, "metadata": meta}
+                return new if dry_run else self._store_update(info, cur, new, ctx)
+            if finalizers != list(_meta(obj).get("finalizers") or []):
+                meta["finalizers"] = finalizers
+                new = {**obj, "metadata": meta}
+                return new if dry_run else self._store_update(info, cur, new, ctx)
+            return obj
+        if grace > 0 or finalizers:
+            meta["deletionTimestamp"] = self.timestamp(self.now + grace)
+            meta["deletionGracePeriodSeconds"] = grace
+            if finalizers:
+                meta["finalizers"] = finalizers
+            if strategy.tracks_generation(info.kind):
+                meta["generation"] = meta.get("generation", 1) + 1
+            new = {**obj, "metadata": meta}
+            return new if dry_run else self._store_update(info, cur, new, ctx)
+        if dry_run:
+            return obj
+        return self._store_delete(info, cur, obj, ctx)
+
+    def _store_update(self, info: ResourceInfo, cur: Record, new: dict[str, Any], ctx: RequestContext):
+        try:
+            return self.log.update(cur.key, new, ctx.log_actor, expect_revision=cur.revision).object
+        except (RevisionMismatch, KeyNotFound):
+            raise errors.Conflict.of(info.plural, info.group, _meta(new).get("name", "")) from None
+
+    def _store_delete(self, info: ResourceInfo, cur: Record, obj: dict[str, Any], ctx: RequestContext):
+        try:
+            return self.log.delete(cur.key, ctx.log_actor, expect_revision=cur.revision, obj=obj).object
+        except (RevisionMismatch, KeyNotFound):
+            raise errors.Conflict.of(info.plural, info.group, _meta(obj).get("name", "")) from None
+
+    def delete_collection(
+        self,
+        resource: ResourceRef,
+        *,
+        namespace: str | None = None,
+        ctx: RequestContext | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        grace_period_seconds: int | None = None,
+        propagation_policy: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """DELETECOLLECTION: delete every matching object; returns the list of what was deleted."""
+        ctx = ctx or RequestContext()
+        info = self.resource(resource)
+        ns = namespace if info.namespaced else None
+        self._authz(ctx, "deletecollection", info, ns)
+        listed = self.list(info, namespace=ns, ctx=ctx, label_selector=label_selector,
+                           field_selector=field_selector)
+        out = []
+        for item in listed["items"]:
+            m = _meta(item)
+            try:
+                out.append(self.delete(
+                    info, m["name"], namespace=m.get("namespace"), ctx=ctx,
+                    grace_period_seconds=grace_period_seconds,
+                    propagation_policy=propagation_policy, dry_run=dry_run,
+                ))
+            except errors.NotFound:
+                continue
+        return {**listed, "items": out}
+
+    # ------------------------------------------------------------------ subresources
+    def bind(
+        self,
+        name: str,
+        binding: dict[str, Any],
+        *,
+        namespace: str,
+        ctx: RequestContext | None = None,
+    ) -> dict[str, Any]:
+        """POST pods/NAME/binding: set ``spec.nodeName`` (and the PodScheduled condition).
+
+        Raises:
+            Conflict: the pod is already bound (``pod X is already assigned to node "N"``)
+                or is being deleted; NotFound.
+        """
+        ctx = ctx or RequestContext()
+        info = self.resource("pods")
+        self._authz(ctx, "create", info, namespace, name, "binding")
+        target = (binding.get("target") or {}).get("name")
+        if not target:
+            raise errors.Invalid("Binding", "", name, [errors.FieldError.required("target.name")])
+        cur = self._current(info, namespace, name)
+        pod = cur.object
+        meta = _meta(pod)
+        if meta.get("deletionTimestamp"):
+            raise errors.Conflict.of("pods", "", name, f"pod {name} is being deleted, cannot be assigned to a host")
+        if (pod.get("spec") or {}).get("nodeName"):
+            raise errors.Conflict.of(
+                "pods", "", name, f'pod {name} is already assigned to node "{pod["spec"]["nodeName"]}"'
+            )
+        want_uid = (binding.get("metadata") or {}).get("uid")
+        if want_uid and want_uid != meta.get("uid"):
+            raise errors.Conflict.of("pods", "", name, "the UID in the precondition does not match")
+        status = dict(pod.get("status") or {})
+        conds = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+        conds.insert(0, {"type": "PodScheduled", "status": "True", "lastProbeTime": None,
+                         "lastTransitionTime": self.timestamp()})
+        status["conditions"] = conds
+        new = {**pod, "spec": {**pod["spec"], "nodeName": target}, "status": status}
+        return self._store_update(info, cur, new, ctx)
+
+    def get_scale(self, resource: ResourceRef, name: str, *, namespace: str | None = None,
+                  ctx: RequestContext | None = None) -> dict[str, Any]:
+        """GET <kind>/NAME/scale: an autoscaling/v1 Scale."""
+        ctx = ctx or RequestContext()
+        info = self.resource(resource)
+        if "scale" not in info.subresources:
+            raise errors.NotFound(f"the server could not find the requested resource")
+        ns = self._namespace(info, namespace)
+        self._authz(ctx, "get", info, ns, name, "scale")
+        return _scale_of(self._current(info, ns, name).object)
+
+    def update_scale(self, resource: ResourceRef, name: str, replicas: int, *,
+                     namespace: str | None = None, ctx: RequestContext | None = None,
+                     dry_run: bool = False) -> dict[str, Any]:
+        """PUT/PATCH <kind>/NAME/scale: set ``spec.replicas``; returns the new Scale."""
+        ctx = ctx or RequestContext()
+        info = self.resource(resource)
+        if "scale" not in info.subresources:
+            raise errors.NotFound("the server could not find the requested resource")
+        ns = self._namespace(info, namespace)
+        self._authz(ctx, "update", info, ns, name, "scale")
+        for _ in range(5):
+            cur = self._current(info, ns, name)
+            obj = cur.object
+            new = {**obj, "spec": {**(obj.get("spec") or {}), "replicas": replicas}}
+            try:
+                out = self._write_update(info, ns, name, new, cur, "", ctx, dry_run)
+                return _scale_of(out)
+            except errors.Conflict:
+                continue
+        raise errors.Conflict.of(info.plural, info.group, name)
+
+    # ------------------------------------------------------------------ allocation
+    def _allocate(self, info: ResourceInfo, obj: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
+        if info.kind != "Service":
+            return obj
+        spec = dict(obj.get("spec") or {})
+        changed = False
+        if spec.get("type") != "ExternalName" and not spec.get("clusterIP"):
+            if old is not None and (old.get("spec") or {}).get("clusterIP"):
+                spec["clusterIP"] = old["spec"]["clusterIP"]
+            else:
+                spec["clusterIP"] = self._allocate_cluster_ip()
+            spec["clusterIPs"] = [spec["clusterIP"]]
+            changed = True
+        elif spec.get("clusterIP") and not spec.get("clusterIPs"):
+            spec["clusterIPs"] = [spec["clusterIP"]]
+            changed = True
+        if spec.get("type") in ("NodePort", "LoadBalancer"):
+            used = self._used_node_ports()
+            old_ports = {p.get("port"): p.get("nodePort") for p in ((old or {}).get("spec") or {}).get("ports") or []}
+            ports = []
+            for p in spec.get("ports") or []:
+                if not p.get("nodePort"):
+                    p = {**p, "nodePort": old_ports.get(p.get("port")) or self._pick_node_port(used)}
+                    used.add(p["nodePort"])
+                    changed = True
+                ports.append(p)
+            spec["ports"] = ports
+        return {**obj, "spec": spec} if changed else obj
+
+    def _allocate_cluster_ip(self) -> str:
+        used = set()
+        for rec in self.log.range("/registry/services/"):
+            for ip in (rec.object.get("spec") or {}).get("clusterIPs") or ():
+                used.add(ip)
+        net = self.service_cidr
+        size = net.num_addresses
+        # upstream reserves the low 1/16 (min 16, max 256) of the range for static IPs
+        static = max(16, min(256, size // 16))
+        start = self.rng.randrange(static, size - 1)
+        for i in range(size - 2):
+            off = static + (start - static + i) % (size - 1 - static)
+            ip = str(net.network_address + off)
+            if ip not in used:
+                return ip
+        raise errors.InternalError("failed to allocate a serviceIP: range is full")
+
+    def _used_node_ports(self) -> set[int]:
+        used = set()
+        for rec in self.log.range("/registry/services/"):
+            for p in (rec.object.get("spec") or {}).get("ports") or ():
+                if p.get("nodePort"):
+                    used.add(p["nodePort"])
+        return used
+
+    def _pick_node_port(self, used: set[int]) -> int:
+        lo, hi = self.node_port_range
+        start = self.rng.randrange(lo, hi + 1)
+        for i in range(hi - lo + 1):
+            port = lo + (start - lo + i) % (hi - lo + 1)
+            if port not in used:
+                return port
+        raise errors.InternalError("failed to allocate a nodePort: range is full")
+
+
+def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Equal but for resourceVersion (what makes an update a no-op)."""
+    if a.keys() != b.keys():
+        return False
+    for k in a:
+        if k == "metadata":
+            ma = {x: y for x, y in a[k].items() if x != "resourceVersion"}
+            mb = {x: y for x, y in b[k].items() if x != "resourceVersion"}
+            if ma != mb:
+                return False
+        elif a[k] != b[k]:
+            return False
+    return True
+
+
+def _scale_of(obj: dict[str, Any]) -> dict[str, Any]:
+    from .selectors import selector_from_label_selector
+
+    meta = _meta(obj)
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    sel = spec.get("selector")
+    return {
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp") if k in meta},
+        "spec": {"replicas": spec.get("replicas", 0)},
+        "status": {"replicas": status.get("replicas", 0),
+                   "selector": str(selector_from_label_selector(sel)) if sel else ""},
+    }
+
+
+def _encode_continue(rev: int, key: str) -> str:
+    return base64.urlsafe_b64encode(orjson.dumps({"v": "meta.k8s.io/v1", "rv": rev, "start": key})).decode()
+
+
+def _decode_continue(token: str) -> tuple[int, str]:
+    try:
+        d = orjson.loads(base64.urlsafe_b64decode(token.encode()))
+        return int(d["rv"]), str(d["start"])
+    except Exception:
+        raise errors.BadRequest(f"continue key is not valid: {token}") from None
+
+
+class _StorePolicy:
+    """RBAC objects read live from the store (the authorizer's PolicySource)."""
+
+    def __init__(self, server: APIServer) -> None:
+        self.log = server.log
+
+    def _objs(self, prefix: str) -> Iterable[dict[str, Any]]:
+        return [r.object for r in self.log.range(prefix)]
+
+    def cluster_roles(self):
+        return self._objs("/registry/clusterroles.rbac.authorization.k8s.io/")
+
+    def cluster_role_bindings(self):
+        return self._objs("/registry/clusterrolebindings.rbac.authorization.k8s.io/")
+
+    def roles(self, namespace: str):
+        return self._objs(f"/registry/roles.rbac.authorization.k8s.io/{namespace}/")
+
+    def role_bindings(self, namespace: str):
+        return self._objs(f"/registry/rolebindings.rbac.authorization.k8s.io/{namespace}/")
+
+    def get_role(self, namespace: str, name: str):
+        rec = self.log.get(f"/registry/roles.rbac.authorization.k8s.io/{namespace}/{name}")
+        return rec.object if rec else None
+
+    def get_cluster_role(self, name: str):
+        rec = self.log.get(f"/registry/clusterroles.rbac.authorization.k8s.io/{name}")
+        return rec.object if rec else None

@@ -1,0 +1,278 @@
+"""Informers, as client-go's ``tools/cache``: list + watch into an indexed local cache.
+
+An :class:`Informer` lists a resource through the API server, fills its
+:class:`Indexer`, marks itself synced, then watches from the list's
+resourceVersion, applying every event to the cache before calling the
+registered handlers (which, by convention, only enqueue keys into a
+:class:`~k8semu.client.workqueue.WorkQueue`). A watch that expires (410) is
+answered by a fresh list, with handlers told what changed in between, as
+client-go's reflector does.
+
+Keys are ``namespace/name`` (or ``name`` for cluster-scoped objects), as
+``cache.MetaNamespaceKeyFunc``. Index values are kept in insertion-ordered
+dicts, never sets, so iteration order is deterministic.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+import trio
+
+from ..api import errors
+from ..api.apiserver import APIServer, RequestContext
+
+__all__ = ["Indexer", "Informer", "EventHandler", "meta_namespace_key", "split_key",
+           "NAMESPACE_INDEX", "namespace_index", "node_name_index"]
+
+Obj = dict[str, Any]
+IndexFunc = Callable[[Obj], Iterable[str]]
+
+NAMESPACE_INDEX = "namespace"
+
+
+def meta_namespace_key(obj: Obj) -> str:
+    """``namespace/name`` or ``name`` for cluster-scoped objects."""
+    meta = obj.get("metadata") or {}
+    ns = meta.get("namespace")
+    return f"{ns}/{meta.get('name')}" if ns else meta.get("name", "")
+
+
+def split_key(key: str) -> tuple[str | None, str]:
+    """Inverse of :func:`meta_namespace_key`: (namespace or None, name)."""
+    if "/" in key:
+        ns, name = key.split("/", 1)
+        return ns, name
+    return None, key
+
+
+def namespace_index(obj: Obj) -> list[str]:
+    """Index function: the object's namespace."""
+    ns = (obj.get("metadata") or {}).get("namespace")
+    return [ns] if ns else []
+
+
+def node_name_index(obj: Obj) -> list[str]:
+    """Index function for pods: ``spec.nodeName`` (empty string for unscheduled pods)."""
+    return [(obj.get("spec") or {}).get("nodeName") or ""]
+
+
+class Indexer:
+    """A thread-unsafe (single Trio thread) cache of objects by key, with indexes.
+
+    Args:
+        indexers: index name -> function giving the object's index values.
+    """
+
+    def __init__(self, indexers: dict[str, IndexFunc] | None = None) -> None:
+        self._items: dict[str, Obj] = {}
+        self._indexers = dict(indexers or {})
+        self._indices: dict[str, dict[str, dict[str, None]]] = {n: {} for n in self._indexers}
+
+    def add_indexer(self, name: str, fn: IndexFunc) -> None:
+        """Add an index (rebuilt over the current contents)."""
+        self._indexers[name] = fn
+        idx: dict[str, dict[str, None]] = {}
+        for key, obj in self._items.items():
+            for v in fn(obj):
+                idx.setdefault(v, {})[key] = None
+        self._indices[name] = idx
+
+    def _unindex(self, key: str, obj: Obj) -> None:
+        for name, fn in self._indexers.items():
+            idx = self._indices[name]
+            for v in fn(obj):
+                bucket = idx.get(v)
+                if bucket is not None:
+                    bucket.pop(key, None)
+                    if not bucket:
+                        del idx[v]
+
+    def _index(self, key: str, obj: Obj) -> None:
+        for name, fn in self._indexers.items():
+            idx = self._indices[name]
+            for v in fn(obj):
+                idx.setdefault(v, {})[key] = None
+
+    def upsert(self, obj: Obj) -> Obj | None:
+        """Store ``obj``; returns the previous version or None."""
+        key = meta_namespace_key(obj)
+        old = self._items.get(key)
+        if old is not None:
+            self._unindex(key, old)
+        self._items[key] = obj
+        self._index(key, obj)
+        return old
+
+    def delete(self, obj: Obj) -> Obj | None:
+        """Remove ``obj``'s key; returns what was stored or None."""
+        key = meta_namespace_key(obj)
+        old = self._items.pop(key, None)
+        if old is not None:
+            self._unindex(key, old)
+        return old
+
+    def replace(self, objs: Iterable[Obj]) -> None:
+        """Replace the whole contents (after a relist)."""
+        self._items = {}
+        self._indices = {n: {} for n in self._indexers}
+        for obj in objs:
+            self.upsert(obj)
+
+    def get(self, key: str) -> Obj | None:
+        return self._items.get(key)
+
+    def get_by(self, namespace: str | None, name: str) -> Obj | None:
+        return self._items.get(f"{namespace}/{name}" if namespace else name)
+
+    def list(self) -> list[Obj]:
+        """Every object, in key order."""
+        return [self._items[k] for k in sorted(self._items)]
+
+    def keys(self) -> list[str]:
+        return sorted(self._items)
+
+    def by_index(self, name: str, value: str) -> list[Obj]:
+        """Objects whose index ``name`` has ``value``, in key order."""
+        bucket = self._indices[name].get(value) or {}
+        return [self._items[k] for k in sorted(bucket)]
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._items
+
+
+class EventHandler:
+    """Callbacks for cache changes; each is optional. ``on_update(old, new)``."""
+
+    def __init__(
+        self,
+        on_add: Callable[[Obj], None] | None = None,
+        on_update: Callable[[Obj, Obj], None] | None = None,
+        on_delete: Callable[[Obj], None] | None = None,
+    ) -> None:
+        self.on_add = on_add
+        self.on_update = on_update
+        self.on_delete = on_delete
+
+
+class Informer:
+    """List + watch one resource into an :class:`Indexer` and notify handlers.
+
+    Args:
+        api: the API server.
+        resource: plural or ResourceInfo (``"pods"``, ``"deployments.apps"``).
+        ctx: the identity the informer lists and watches with.
+        namespace / label_selector / field_selector: restrict what is cached.
+        indexers: extra indexes (a ``namespace`` index is always present).
+    """
+
+    def __init__(
+        self,
+        api: APIServer,
+        resource: Any,
+        *,
+        ctx: RequestContext | None = None,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        indexers: dict[str, IndexFunc] | None = None,
+    ) -> None:
+        self.api = api
+        self.info = api.resource(resource)
+        self.ctx = ctx or RequestContext()
+        self.namespace = namespace
+        self.label_selector = label_selector
+        self.field_selector = field_selector
+        self.indexer = Indexer({NAMESPACE_INDEX: namespace_index, **(indexers or {})})
+        self._handlers: list[EventHandler] = []
+        self._synced = trio.Event()
+        self.resource_version = "0"
+
+    @property
+    def has_synced(self) -> bool:
+        """True once the initial list is in the cache."""
+        return self._synced.is_set()
+
+    async def wait_synced(self) -> None:
+        """Wait for the initial list (client-go's ``WaitForCacheSync``)."""
+        await self._synced.wait()
+
+    def add_event_handler(self, handler: EventHandler) -> None:
+        """Register handlers; objects already cached are replayed as adds."""
+        self._handlers.append(handler)
+        if handler.on_add is not None:
+            for obj in self.indexer.list():
+                handler.on_add(obj)
+
+    def _list(self) -> None:
+        listed = self.api.list(
+            self.info, namespace=self.namespace, ctx=self.ctx,
+            label_selector=self.label_selector, field_selector=self.field_selector,
+        )
+        old = {meta_namespace_key(o): o for o in self.indexer.list()}
+        self.indexer.replace(listed["items"])
+        self.resource_version = listed["metadata"]["resourceVersion"]
+        for obj in listed["items"]:
+            prev = old.pop(meta_namespace_key(obj), None)
+            if prev is None:
+                self._notify_add(obj)
+            elif prev is not obj:
+                self._notify_update(prev, obj)
+        for key in sorted(old):
+            self._notify_delete(old[key])
+
+    def _notify_add(self, obj: Obj) -> None:
+        for h in self._handlers:
+            if h.on_add is not None:
+                h.on_add(obj)
+
+    def _notify_update(self, old: Obj, new: Obj) -> None:
+        for h in self._handlers:
+            if h.on_update is not None:
+                h.on_update(old, new)
+
+    def _notify_delete(self, obj: Obj) -> None:
+        for h in self._handlers:
+            if h.on_delete is not None:
+                h.on_delete(obj)
+
+    def apply_event(self, type_: str, obj: Obj) -> None:
+        """Fold one watch event into the cache and notify handlers."""
+        if type_ == "ADDED" or type_ == "MODIFIED":
+            old = self.indexer.upsert(obj)
+            if old is None:
+                self._notify_add(obj)
+            else:
+                self._notify_update(old, obj)
+        elif type_ == "DELETED":
+            old = self.indexer.delete(obj)
+            self._notify_delete(old if old is not None else obj)
+
+    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """List, then watch forever; relist when the watch expires."""
+        started = False
+        while True:
+            self._list()
+            self._synced.set()
+            if not started:
+                task_status.started()
+                started = True
+            try:
+                stream = await self.api.watch(
+                    self.info, namespace=self.namespace, ctx=self.ctx,
+                    label_selector=self.label_selector, field_selector=self.field_selector,
+                    resource_version=self.resource_version,
+                )
+            except errors.Expired:
+                continue
+            async for ev in stream:
+                if ev.type == "ERROR":
+                    break  # expired: relist
+                if ev.type == "BOOKMARK":
+                    self.resource_version = ev.object["metadata"]["resourceVersion"]
+                    continue
+                self.resource_version = str(ev.revision)
+                self.apply_event(ev.type, ev.object)

@@ -1,0 +1,91 @@
+"""The cluster: one event log, the API server over it, and (with the runtime) its components.
+
+A cluster lives in one log file. :meth:`Cluster.create` starts a new one (the
+header records the seed and configuration) and bootstraps what kube-apiserver
+creates first; :meth:`Cluster.open` continues an existing one.
+
+Randomness: each opening derives its RNG from the seed *and* the log's
+revision (``random.Random(f"{seed}:{revision}")``, which hashes the string
+with SHA-512, independent of ``PYTHONHASHSEED``), so a sequence of commands
+on a cluster file is reproducible without storing the RNG's state.
+
+Time: virtual seconds since the cluster started; a newly opened cluster
+resumes at the time of its last record.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..api.apiserver import APIServer
+from ..api.bootstrap import bootstrap
+from ..api.meta import DEFAULT_EPOCH
+from ..store import EventLog
+
+__all__ = ["Cluster", "DEFAULT_CLUSTER_PATH"]
+
+DEFAULT_CLUSTER_PATH = Path(".k8semu") / "cluster.log"
+
+
+class Cluster:
+    """A cluster over one event log.
+
+    Attributes:
+        log: the event log (etcd).
+        api: the API server.
+        seed: the cluster's seed (int).
+        config: the cluster configuration (dict, as in the log header).
+        time: the virtual clock's current value (seconds); components advance it.
+    """
+
+    def __init__(self, log: EventLog, seed: int, config: dict[str, Any]) -> None:
+        self.log = log
+        self.seed = seed
+        self.config = config
+        last = log.records(log.compact_revision)[-1:] if log.revision else []
+        self.time: float = last[0].time if last else 0.0
+        log.clock = lambda: self.time
+        epoch = datetime.fromisoformat(config.get("epoch", DEFAULT_EPOCH.isoformat()).replace("Z", "+00:00"))
+        self.api = APIServer(log, rng=random.Random(f"{seed}:{log.revision}"), epoch=epoch)
+
+    @classmethod
+    def create(
+        cls,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        seed: int = 0,
+        config: dict[str, Any] | None = None,
+        sync: str = "flush",
+    ) -> "Cluster":
+        """Start a new cluster (in memory when ``path`` is None) and bootstrap it.
+
+        Raises:
+            FileExistsError: ``path`` already holds a cluster.
+        """
+        config = dict(config or {})
+        config.setdefault("epoch", DEFAULT_EPOCH.strftime("%Y-%m-%dT%H:%M:%SZ"))
+        if path is not None and Path(path).exists() and Path(path).stat().st_size:
+            raise FileExistsError(f"{path}: a cluster already exists there")
+        log = EventLog(path=path, header={"seed": seed, "cluster": config}, sync=sync)
+        cluster = cls(log, seed, config)
+        bootstrap(cluster.api)
+        return cluster
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, read_only: bool = False, sync: str = "flush") -> "Cluster":
+        """Continue the cluster in ``path``.
+
+        Raises:
+            FileNotFoundError: no such file.
+            LogFormatError: the file is damaged (other than a torn last line).
+        """
+        log = EventLog.open(path, sync=sync, read_only=read_only)
+        return cls(log, int(log.header.get("seed", 0)), dict(log.header.get("cluster") or {}))
+
+    def close(self) -> None:
+        """Flush and close the log file."""
+        self.log.close()
