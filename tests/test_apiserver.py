@@ -218,8 +218,9 @@ def test_immutable_selector_and_cluster_ip(api):
                      namespace="default")
     assert ipaddress.ip_address(svc["spec"]["clusterIP"]) in ipaddress.ip_network("10.96.0.0/12")
     assert svc["spec"]["ports"][0]["targetPort"] == 80
-    with pytest.raises(errors.Invalid, match="field is immutable"):
-        api.patch("services", "s", {"spec": {"clusterIP": "10.96.0.99"}}, MERGE_PATCH, namespace="default")
+    with pytest.raises(errors.Invalid, match=r"spec.clusterIPs\[0\]: Invalid value: .*may not change once set"):
+        api.patch("services", "s", {"spec": {"clusterIP": "10.96.0.99", "clusterIPs": ["10.96.0.99"]}},
+                  MERGE_PATCH, namespace="default")
 
 
 def test_node_port_allocated_in_range(api):
