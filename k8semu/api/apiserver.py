@@ -81,6 +81,7 @@ class WatchEvent:
     type: str
     object: dict[str, Any]
     revision: int = 0
+    time: float = 0.0  # virtual time of the write
 
     def wire(self) -> dict[str, Any]:
         return {"type": self.type, "object": self.object}
@@ -458,7 +459,7 @@ class APIServer:
         for rec in initial:
             obj = rec.object
             if match is None or match(obj):
-                yield WatchEvent("ADDED", obj, rec.revision)
+                yield WatchEvent("ADDED", obj, rec.revision, rec.time)
         try:
             async for item in w:
                 if isinstance(item, Bookmark):
@@ -480,23 +481,23 @@ class APIServer:
     def _filter_event(self, rec: Record, match) -> WatchEvent | None:
         obj = rec.object
         if match is None:
-            return WatchEvent(rec.type, obj, rec.revision)
+            return WatchEvent(rec.type, obj, rec.revision, rec.time)
         now = match(obj)
         if rec.type == "ADDED":
-            return WatchEvent("ADDED", obj, rec.revision) if now else None
+            return WatchEvent("ADDED", obj, rec.revision, rec.time) if now else None
         if rec.type == DELETED:
-            return WatchEvent(DELETED, obj, rec.revision) if now else None
+            return WatchEvent(DELETED, obj, rec.revision, rec.time) if now else None
         try:
             prev = self.log.get(rec.key, rec.revision - 1)
         except Compacted:
             prev = None
         before = prev is not None and match(prev.object)
         if now and before:
-            return WatchEvent("MODIFIED", obj, rec.revision)
+            return WatchEvent("MODIFIED", obj, rec.revision, rec.time)
         if now:
-            return WatchEvent("ADDED", obj, rec.revision)
+            return WatchEvent("ADDED", obj, rec.revision, rec.time)
         if before:
-            return WatchEvent(DELETED, obj, rec.revision)
+            return WatchEvent(DELETED, obj, rec.revision, rec.time)
         return None
 
     # ------------------------------------------------------------------ update / patch

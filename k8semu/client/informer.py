@@ -167,6 +167,8 @@ class Informer:
         ctx: the identity the informer lists and watches with.
         namespace / label_selector / field_selector: restrict what is cached.
         indexers: extra indexes (a ``namespace`` index is always present).
+        faults: a :class:`~k8semu.client.component.WatchFaults` whose knobs
+            (delay, drop, freeze) this informer honours, or None.
     """
 
     def __init__(
@@ -179,8 +181,10 @@ class Informer:
         label_selector: str | None = None,
         field_selector: str | None = None,
         indexers: dict[str, IndexFunc] | None = None,
+        faults: Any = None,
     ) -> None:
         self.api = api
+        self.faults = faults
         self.info = api.resource(resource)
         self.ctx = ctx or RequestContext()
         self.namespace = namespace
@@ -274,5 +278,13 @@ class Informer:
                 if ev.type == "BOOKMARK":
                     self.resource_version = ev.object["metadata"]["resourceVersion"]
                     continue
+                faults = self.faults
+                if faults is not None:
+                    if faults.delay > 0:
+                        await trio.sleep_until(ev.time + faults.delay)
+                    await faults.wait_thawed()
+                    if faults.drop is not None and faults.drop(ev.type, ev.object):
+                        self.resource_version = str(ev.revision)
+                        continue
                 self.resource_version = str(ev.revision)
                 self.apply_event(ev.type, ev.object)

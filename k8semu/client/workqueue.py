@@ -362,6 +362,12 @@ class WorkQueue:
         """How many times ``key`` was rate-limited since its last ``forget``."""
         return self.rate_limiter.num_requeues(key)
 
+    def next_ready_time(self) -> float | None:
+        """Virtual time at which the earliest delayed key becomes ready, or None."""
+        if not self._waiting:
+            return None
+        return min(h.when for h in self._waiting.values())
+
     def statistics(self) -> WorkQueueStatistics:
         """A :class:`WorkQueueStatistics` snapshot."""
         return WorkQueueStatistics(

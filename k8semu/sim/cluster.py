@@ -25,6 +25,7 @@ from ..api.apiserver import APIServer
 from ..api.bootstrap import bootstrap
 from ..api.meta import DEFAULT_EPOCH
 from ..store import EventLog
+from .clock import VirtualClock
 
 __all__ = ["Cluster", "DEFAULT_CLUSTER_PATH"]
 
@@ -39,7 +40,8 @@ class Cluster:
         api: the API server.
         seed: the cluster's seed (int).
         config: the cluster configuration (dict, as in the log header).
-        time: the virtual clock's current value (seconds); components advance it.
+        clock: the cluster's :class:`~k8semu.sim.clock.VirtualClock` (virtual seconds).
+        time: the clock's current value; setting it moves the clock forward.
     """
 
     def __init__(self, log: EventLog, seed: int, config: dict[str, Any]) -> None:
@@ -47,10 +49,19 @@ class Cluster:
         self.seed = seed
         self.config = config
         last = log.records(log.compact_revision)[-1:] if log.revision else []
-        self.time: float = last[0].time if last else 0.0
-        log.clock = lambda: self.time
+        self.clock = VirtualClock(last[0].time if last else 0.0)
+        log.clock = self.clock.now
         epoch = datetime.fromisoformat(config.get("epoch", DEFAULT_EPOCH.isoformat()).replace("Z", "+00:00"))
         self.api = APIServer(log, rng=random.Random(f"{seed}:{log.revision}"), epoch=epoch)
+
+    @property
+    def time(self) -> float:
+        """Virtual seconds since the cluster started."""
+        return self.clock.now()
+
+    @time.setter
+    def time(self, t: float) -> None:
+        self.clock.jump(t - self.clock.now())
 
     @classmethod
     def create(
