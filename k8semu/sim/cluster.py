@@ -19,7 +19,10 @@ import os
 import random
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .config import ClusterConfig
 
 from ..api.apiserver import APIServer
 from ..api.bootstrap import bootstrap
@@ -40,6 +43,7 @@ class Cluster:
         api: the API server.
         seed: the cluster's seed (int).
         config: the cluster configuration (dict, as in the log header).
+        nodes: the same as a :class:`~k8semu.sim.config.ClusterConfig`.
         clock: the cluster's :class:`~k8semu.sim.clock.VirtualClock` (virtual seconds).
         time: the clock's current value; setting it moves the clock forward.
     """
@@ -53,6 +57,9 @@ class Cluster:
         log.clock = self.clock.now
         epoch = datetime.fromisoformat(config.get("epoch", DEFAULT_EPOCH.isoformat()).replace("Z", "+00:00"))
         self.api = APIServer(log, rng=random.Random(f"{seed}:{log.revision}"), epoch=epoch)
+        from .config import ClusterConfig
+
+        self.nodes = ClusterConfig.from_header(config)
 
     @property
     def time(self) -> float:
@@ -69,7 +76,7 @@ class Cluster:
         path: str | os.PathLike[str] | None = None,
         *,
         seed: int = 0,
-        config: dict[str, Any] | None = None,
+        config: "dict[str, Any] | ClusterConfig | None" = None,
         sync: str = "flush",
     ) -> "Cluster":
         """Start a new cluster (in memory when ``path`` is None) and bootstrap it.
@@ -77,7 +84,11 @@ class Cluster:
         Raises:
             FileExistsError: ``path`` already holds a cluster.
         """
-        config = dict(config or {})
+        from .config import ClusterConfig
+
+        if isinstance(config, ClusterConfig):
+            config = config.to_dict()
+        config = dict(config or ClusterConfig.default().to_dict())
         config.setdefault("epoch", DEFAULT_EPOCH.strftime("%Y-%m-%dT%H:%M:%SZ"))
         if path is not None and Path(path).exists() and Path(path).stat().st_size:
             raise FileExistsError(f"{path}: a cluster already exists there")
