@@ -491,3 +491,36 @@ def test_reopened_cluster_continues_deterministically(tmp_path):
         return path.read_bytes()
 
     assert run(tmp_path / "a.log") == run(tmp_path / "b.log")
+
+
+def test_eviction_honours_the_disruption_budget(api):
+    p = pod("a")
+    p["metadata"]["labels"] = {"app": "web"}
+    api.create("pods", p, namespace="default")
+    api.create("poddisruptionbudgets", {
+        "apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web-pdb"},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}}, namespace="default")
+    pdb = api.get("poddisruptionbudgets", "web-pdb", namespace="default")
+    api.update("poddisruptionbudgets", {**pdb, "status": {
+        "observedGeneration": 1, "disruptionsAllowed": 0, "currentHealthy": 1, "desiredHealthy": 1,
+        "expectedPods": 1}}, namespace="default", subresource="status")
+    with pytest.raises(errors.TooManyRequests) as e:
+        api.evict("a", {"apiVersion": "policy/v1", "kind": "Eviction"}, namespace="default")
+    st = e.value.status()
+    assert st["code"] == 429 and st["message"] == "Cannot evict pod as it would violate the pod's disruption budget."
+    assert st["details"]["causes"][0]["message"] == "The disruption budget web-pdb needs 1 healthy pods and has 1 currently"
+    pdb = api.get("poddisruptionbudgets", "web-pdb", namespace="default")
+    api.update("poddisruptionbudgets", {**pdb, "status": {**pdb["status"], "disruptionsAllowed": 1}},
+               namespace="default", subresource="status")
+    assert api.evict("a", {}, namespace="default")["status"] == "Success"
+    with pytest.raises(errors.NotFound):
+        api.get("pods", "a", namespace="default")
+    assert api.get("poddisruptionbudgets", "web-pdb", namespace="default")["status"]["disruptionsAllowed"] == 0
+
+
+def test_namespace_finalize_removes_a_terminating_namespace(api):
+    api.create("namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "dev"}})
+    api.delete("namespaces", "dev")
+    api.finalize_namespace("dev", [])
+    with pytest.raises(errors.NotFound):
+        api.get("namespaces", "dev")

@@ -827,6 +827,95 @@ class APIServer:
         new = {**pod, "spec": {**pod["spec"], "nodeName": target}, "status": status}
         return self._store_update(info, cur, new, ctx)
 
+    def evict(
+        self,
+        name: str,
+        eviction: dict[str, Any] | None = None,
+        *,
+        namespace: str,
+        ctx: RequestContext | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """POST pods/NAME/eviction (policy/v1 Eviction): delete the pod if its
+        PodDisruptionBudget allows, as upstream's eviction REST handler.
+
+        A pod that is already terminal or being deleted is evicted without
+        consulting budgets. Otherwise the one PDB selecting the pod must have
+        ``status.disruptionsAllowed`` > 0 (and an up-to-date
+        ``observedGeneration``); the eviction decrements it and records the
+        pod in ``status.disruptedPods``, then deletes the pod with the
+        eviction's ``deleteOptions``. Returns a ``Status`` (Success, 201).
+
+        Raises:
+            TooManyRequests (429): the budget allows no disruption now.
+            InternalError: more than one PodDisruptionBudget selects the pod.
+            NotFound.
+        """
+        from .selectors import selector_from_label_selector
+
+        ctx = ctx or RequestContext()
+        info = self.resource("pods")
+        self._authz(ctx, "create", info, namespace, name, "eviction")
+        pod = self._current(info, namespace, name).object
+        opts = (eviction or {}).get("deleteOptions") or {}
+        if not (_meta(pod).get("deletionTimestamp") or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")):
+            labels = _meta(pod).get("labels") or {}
+            pdbs = [
+                r for r in self.log.range(f"/registry/poddisruptionbudgets.policy/{namespace}/")
+                if selector_from_label_selector((r.object.get("spec") or {}).get("selector")).matches(labels)
+            ]
+            if len(pdbs) > 1:
+                raise errors.InternalError(
+                    "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
+                )
+            if pdbs:
+                rec = pdbs[0]
+                pdb = rec.object
+                status = pdb.get("status") or {}
+                pdb_name = _meta(pdb)["name"]
+                if status.get("observedGeneration", 0) < _meta(pdb).get("generation", 1):
+                    raise errors.TooManyRequests(
+                        "Cannot evict pod as it would violate the pod's disruption budget.",
+                        details={"causes": [{"reason": "DisruptionBudget", "message":
+                                 "The disruption budget " + pdb_name + " is still being processed by the server."}]},
+                    )
+                allowed = status.get("disruptionsAllowed", 0)
+                if allowed <= 0:
+                    raise errors.TooManyRequests(
+                        "Cannot evict pod as it would violate the pod's disruption budget.",
+                        details={"causes": [{"reason": "DisruptionBudget", "message":
+                                 f"The disruption budget {pdb_name} needs {status.get('desiredHealthy', 0)} "
+                                 f"healthy pods and has {status.get('currentHealthy', 0)} currently"}]},
+                    )
+                if not dry_run:
+                    disrupted = dict(status.get("disruptedPods") or {})
+                    disrupted[name] = self.timestamp()
+                    new_status = {**status, "disruptionsAllowed": allowed - 1, "disruptedPods": disrupted}
+                    self._store_update(self.resource("poddisruptionbudgets"), rec,
+                                       {**pdb, "status": new_status}, ctx)
+        self.delete(info, name, namespace=namespace, ctx=ctx,
+                    grace_period_seconds=opts.get("gracePeriodSeconds"),
+                    propagation_policy=opts.get("propagationPolicy"),
+                    preconditions=opts.get("preconditions"), dry_run=dry_run)
+        return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+
+    def finalize_namespace(self, name: str, finalizers: list[str], *,
+                           ctx: RequestContext | None = None) -> dict[str, Any]:
+        """PUT namespaces/NAME/finalize: set ``spec.finalizers``; a terminating
+        namespace with none left (and no metadata finalizers) is removed."""
+        ctx = ctx or RequestContext()
+        info = self.resource("namespaces")
+        self._authz(ctx, "update", info, None, name, "finalize")
+        cur = self._current(info, None, name)
+        ns = cur.object
+        new = {**ns, "spec": {**(ns.get("spec") or {}), "finalizers": list(finalizers)}}
+        if not finalizers:
+            new["spec"].pop("finalizers")
+        meta = _meta(new)
+        if meta.get("deletionTimestamp") and not finalizers and not meta.get("finalizers"):
+            return self._store_delete(info, cur, new, ctx)
+        return self._store_update(info, cur, new, ctx)
+
     def get_scale(self, resource: ResourceRef, name: str, *, namespace: str | None = None,
                   ctx: RequestContext | None = None) -> dict[str, Any]:
         """GET <kind>/NAME/scale: an autoscaling/v1 Scale."""
