@@ -105,6 +105,7 @@ class APIServer:
         authorize: RBAC on (True) or everyone allowed (False).
         service_cidr: where ClusterIPs come from (upstream default 10.96.0.0/12).
         node_port_range: inclusive NodePort range (30000–32767).
+        track_managed_fields: keep ``metadata.managedFields`` on every write (server-side apply).
     """
 
     def __init__(
@@ -116,12 +117,14 @@ class APIServer:
         authorize: bool = True,
         service_cidr: str = "10.96.0.0/12",
         node_port_range: tuple[int, int] = (30000, 32767),
+        track_managed_fields: bool = True,
     ) -> None:
         self.log = log
         self.rng = rng or random.Random(0)
         self.epoch = epoch
         self.service_cidr = ipaddress.ip_network(service_cidr)
         self.node_port_range = node_port_range
+        self.track_managed_fields = track_managed_fields
         from .admission import default_admission_chain
 
         self.admission = default_admission_chain(self)
@@ -200,6 +203,7 @@ class APIServer:
         ctx: RequestContext | None = None,
         dry_run: bool = False,
         field_validation: str = "Strict",
+        field_manager: str | None = None,
     ) -> dict[str, Any]:
         """POST: create ``obj``; returns the stored object (with uid, resourceVersion…).
 
@@ -252,6 +256,7 @@ class APIServer:
         if self.log.get(key) is not None:
             raise errors.AlreadyExists.of(info.plural, info.group, name)
         obj = self._allocate(info, obj, None)
+        obj = self._track(None, obj, ctx, field_manager, "")
         if dry_run:
             return obj
         try:
@@ -511,6 +516,7 @@ class APIServer:
         ctx: RequestContext | None = None,
         dry_run: bool = False,
         field_validation: str = "Strict",
+        field_manager: str | None = None,
     ) -> dict[str, Any]:
         """PUT: replace an object (or its ``status``); a stale ``resourceVersion`` is a 409.
 
@@ -532,7 +538,7 @@ class APIServer:
         rv = meta.get("resourceVersion")
         if rv and rv != str(cur.revision):
             raise errors.Conflict.of(info.plural, info.group, name)
-        return self._write_update(info, ns, name, obj, cur, subresource, ctx, dry_run)
+        return self._write_update(info, ns, name, obj, cur, subresource, ctx, dry_run, field_manager)
 
     def _write_update(
         self,
@@ -544,6 +550,7 @@ class APIServer:
         subresource: str,
         ctx: RequestContext,
         dry_run: bool,
+        field_manager: str | None = None,
     ) -> dict[str, Any]:
         old = cur.object
         old_meta = _meta(old)
@@ -565,6 +572,7 @@ class APIServer:
         self._validate(obj, old)
         self.admission.validate("update", info, obj, old, ctx)
         obj = self._allocate(info, obj, old)
+        obj = self._track(old, obj, ctx, field_manager, subresource)
         # a finalizing object whose last finalizer is gone is deleted now
         new_meta = _meta(obj)
         if new_meta.get("deletionTimestamp") and not new_meta.get("finalizers") and (
@@ -641,7 +649,7 @@ class APIServer:
             if field_validation == "Strict":
                 self._decode(info, new, "Strict")
             try:
-                return self._write_update(info, ns, name, new, cur, subresource, ctx, dry_run)
+                return self._write_update(info, ns, name, new, cur, subresource, ctx, dry_run, field_manager)
             except errors.Conflict:
                 if want_rv:
                     raise
@@ -929,7 +937,7 @@ class APIServer:
 
     def update_scale(self, resource: ResourceRef, name: str, replicas: int, *,
                      namespace: str | None = None, ctx: RequestContext | None = None,
-                     dry_run: bool = False) -> dict[str, Any]:
+                     dry_run: bool = False, field_manager: str | None = None) -> dict[str, Any]:
         """PUT/PATCH <kind>/NAME/scale: set ``spec.replicas``; returns the new Scale."""
         ctx = ctx or RequestContext()
         info = self.resource(resource)
@@ -942,11 +950,22 @@ class APIServer:
             obj = cur.object
             new = {**obj, "spec": {**(obj.get("spec") or {}), "replicas": replicas}}
             try:
-                out = self._write_update(info, ns, name, new, cur, "", ctx, dry_run)
+                out = self._write_update(info, ns, name, new, cur, "scale", ctx, dry_run, field_manager)
                 return _scale_of(out)
             except errors.Conflict:
                 continue
         raise errors.Conflict.of(info.plural, info.group, name)
+
+    # ------------------------------------------------------------------ managed fields
+    def _track(self, old: dict[str, Any] | None, obj: dict[str, Any], ctx: RequestContext,
+               field_manager: str | None, subresource: str) -> dict[str, Any]:
+        """Record the write in ``metadata.managedFields`` (server-side apply's bookkeeping)."""
+        if not self.track_managed_fields or field_manager == _APPLIED:
+            return obj
+        from .apply import track_update
+
+        return track_update(old, obj, field_manager or _default_manager(ctx), None,
+                            self.timestamp(), subresource=subresource)
 
     # ------------------------------------------------------------------ allocation
     def _allocate(self, info: ResourceInfo, obj: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
@@ -1010,6 +1029,27 @@ class APIServer:
             if port not in used:
                 return port
         raise errors.InternalError("failed to allocate a nodePort: range is full")
+
+
+_APPLIED = "\x00applied"  # the same marker as k8semu.api.apply.APPLIED
+
+
+def _default_manager(ctx: RequestContext) -> str:
+    """The field manager upstream derives from the client: kubectl for users, the binary for components."""
+    actor = ctx.actor
+    if actor is None:
+        return "kubectl"
+    if actor.startswith("kubelet/"):
+        return "kubelet"
+    if actor.startswith("kube-proxy/"):
+        return "kube-proxy"
+    if actor in ("kube-scheduler", "default-scheduler"):
+        return "kube-scheduler"
+    if actor == "kube-apiserver":
+        return "kube-apiserver"
+    if actor.endswith("-controller") or actor.endswith("-collector") or actor.endswith("-publisher"):
+        return "kube-controller-manager"
+    return actor
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:

@@ -108,6 +108,8 @@ def prepare_for_update(obj: dict[str, Any], old: dict[str, Any], subresource: st
         if "status" in obj:
             out["status"] = obj["status"]
         out["metadata"] = dict(old_meta)
+        if "managedFields" in meta:
+            out["metadata"]["managedFields"] = meta["managedFields"]
         return out
     if has_status(kind) and "status" in old:
         obj["status"] = old["status"]

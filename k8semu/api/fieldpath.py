@@ -1,0 +1,422 @@
+"""Field paths and field sets, as structured-merge-diff (SMD) models them for server-side apply.
+
+A *path element* is one step into an object, written exactly as the keys of a
+``FieldsV1`` document (``metadata.managedFields[].fieldsV1``):
+
+==========================  ==============================================
+``f:replicas``              a field of a map / struct
+``k:{"name":"nginx"}``      an item of an associative list, by its keys
+                            (compact JSON, key names sorted)
+``v:"example.com/x"``       an item of a set list (the JSON of the value)
+``i:0``                     an item of a list by index (never produced
+                            here: atomic lists are owned as a whole)
+==========================  ==============================================
+
+A *path* is a tuple of elements and a *field set* is a ``frozenset`` of
+paths, so union, difference and intersection are Python's ``|``, ``-`` and
+``&``. :func:`to_fieldsv1` / :func:`from_fieldsv1` convert a set to and from
+the nested ``FieldsV1`` form, where ``{}`` marks a leaf member and ``"."``
+marks a node that is a member and also has members below it.
+
+Which lists are associative (and by which keys), which are sets and which
+are atomic comes from the ``+listType`` / ``+listMapKey`` markers of
+k8s.io/api (or, without one, a ``patchStrategy=merge`` tag's merge key), as
+kube-openapi's schema conversion reads them; here that knowledge is one
+small function, :func:`list_type`, matched on the field names leading to the
+list. A few structs are atomic (``+structType=atomic``: label selectors and
+the ``*KeyRef`` selectors), so they are owned as one leaf.
+
+Two ways of turning objects into sets mirror SMD:
+
+* :func:`fields_of` (``TypedValue.ToFieldSet``): what an *applied
+  configuration* sets — every leaf, every associative-list item (the item
+  itself is a member, hence ``"."``), empty maps and nulls as leaves.
+* :func:`compare` (``TypedValue.Compare``): what an *update* added, modified
+  and removed. A map or list item that did not exist before is itself in
+  ``added`` (so ``f:labels`` gets a ``"."`` when the labels map is new),
+  except the structs Go always allocates (``spec``, ``template``,
+  ``strategy``, …) and the lists it holds as ``null`` (``containers``),
+  which a zero-valued object already has.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable, NamedTuple
+
+__all__ = [
+    "Path",
+    "FieldSet",
+    "ListType",
+    "Comparison",
+    "list_type",
+    "is_atomic_map",
+    "item_element",
+    "fields_of",
+    "compare",
+    "to_fieldsv1",
+    "from_fieldsv1",
+    "path_string",
+    "sort_paths",
+    "ListKeyError",
+]
+
+Path = tuple[str, ...]
+FieldSet = frozenset[Path]
+
+
+class ListType(NamedTuple):
+    """How SMD treats one list: ``kind`` is ``atomic``, ``set`` or ``map``.
+
+    For ``map`` lists, ``keys`` are the list-map keys (in declaration order)
+    and ``defaults`` the values a missing key field takes (``protocol`` is
+    ``TCP``, as the schema's default for keys).
+    """
+
+    kind: str
+    keys: tuple[str, ...] = ()
+    defaults: tuple[tuple[str, Any], ...] = ()
+
+
+ATOMIC = ListType("atomic")
+SET = ListType("set")
+_TCP = (("protocol", "TCP"),)
+_CONTAINER_LISTS = frozenset({"containers", "initContainers", "ephemeralContainers"})
+# PodSpec lists keyed by name (listType=map or patchStrategy=merge,patchMergeKey=name).
+_POD_SPEC_BY_NAME = frozenset({"volumes", "imagePullSecrets", "schedulingGates", "resourceClaims"})
+# Structs/maps owned as a whole (+structType=atomic / x-kubernetes-map-type: atomic).
+_ATOMIC_MAPS = frozenset({
+    "selector", "podSelector", "namespaceSelector", "labelSelector",
+    "configMapKeyRef", "secretKeyRef", "fieldRef", "resourceFieldRef",
+})
+# Non-pointer structs: present (as {}) in Go's zero value of their parent.
+_ZERO_STRUCTS = frozenset({
+    "metadata", "spec", "status", "template", "jobTemplate", "strategy", "updateStrategy",
+    "resources", "loadBalancer", "daemonEndpoints", "kubeletEndpoint", "nodeInfo",
+    "roleRef", "scaleTargetRef",
+})
+# Lists without omitempty: Go's zero value of their parent holds them as null.
+_ZERO_NULL_LISTS = frozenset({"containers"})
+
+
+def list_type(kind: str, names: tuple[str, ...]) -> ListType:
+    """The SMD list type of the list reached by field ``names`` in an object of ``kind``.
+
+    ``names`` are the field names from the object root, list items skipped
+    (``("spec", "template", "spec", "containers", "ports")``). Lists not
+    listed here are atomic, as upstream treats lists without markers.
+    """
+    last = names[-1] if names else ""
+    parent = names[-2] if len(names) > 1 else ""
+    if parent in _CONTAINER_LISTS:
+        return {
+            "ports": ListType("map", ("containerPort", "protocol"), _TCP),
+            "env": ListType("map", ("name",)),
+            "volumeMounts": ListType("map", ("mountPath",)),
+            "volumeDevices": ListType("map", ("devicePath",)),
+        }.get(last, ATOMIC)
+    if parent == "spec" and kind != "Service":
+        if last in _CONTAINER_LISTS or last in _POD_SPEC_BY_NAME:
+            return ListType("map", ("name",))
+        if last == "hostAliases":
+            return ListType("map", ("ip",))
+        if last == "topologySpreadConstraints":
+            return ListType("map", ("topologyKey", "whenUnsatisfiable"))
+    if parent == "metadata":
+        if last == "finalizers":
+            return SET
+        if last == "ownerReferences":
+            return ListType("map", ("uid",))
+    if names == ("spec", "ports") and kind == "Service":
+        return ListType("map", ("port", "protocol"), _TCP)
+    if names == ("status", "conditions"):
+        return ATOMIC if kind == "Job" else ListType("map", ("type",))
+    if names in (("status", "podIPs"), ("status", "hostIPs")):
+        return ListType("map", ("ip",))
+    if kind == "Node":
+        if names == ("status", "addresses"):
+            return ListType("map", ("type",))
+        if names == ("spec", "podCIDRs"):
+            return SET
+    if kind == "ServiceAccount" and names == ("secrets",):
+        return ListType("map", ("name",))
+    return ATOMIC
+
+
+def is_atomic_map(kind: str, names: tuple[str, ...]) -> bool:
+    """Whether the map/struct reached by ``names`` is owned as one leaf (``+structType=atomic``)."""
+    if not names or names[-1] not in _ATOMIC_MAPS:
+        return False
+    # a Service's spec.selector is a plain map[string]string
+    return not (kind == "Service" and names == ("spec", "selector"))
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+
+
+class ListKeyError(ValueError):
+    """An associative-list item lacks a key field, or two items share one (SMD's typed-conversion errors).
+
+    ``str(err)`` is SMD's text, e.g. ``.spec.template.spec.containers[0]:
+    associative list with keys has an element that omits key field "name"
+    (and doesn't have default value)`` or ``.spec.template.spec.containers:
+    duplicate entries for key [name="nginx"]``.
+    """
+
+
+def item_element(item: Any, lt: ListType, where: Path = (), index: int = 0) -> str:
+    """The path element of one list item: ``k:{...}`` for map lists, ``v:…`` for sets.
+
+    Raises:
+        ListKeyError: a map-list item is not an object or misses a key field
+            that has no default.
+    """
+    if lt.kind == "set":
+        return "v:" + _json(item)
+    defaults = dict(lt.defaults)
+    key: dict[str, Any] = {}
+    for k in lt.keys:
+        if isinstance(item, dict) and item.get(k) is not None:
+            key[k] = item[k]
+        elif k in defaults:
+            key[k] = defaults[k]
+        else:
+            raise ListKeyError(
+                f"{path_string(where)}[{index}]: associative list with keys has an element that "
+                f'omits key field "{k}" (and doesn\'t have default value)'
+            )
+    return "k:" + _json(key)
+
+
+def _kind_of(kind_key: str) -> str:
+    return kind_key.rsplit("/", 1)[-1]
+
+
+# --------------------------------------------------------------------------- object -> set
+
+
+def fields_of(obj: Any, kind_key: str) -> FieldSet:
+    """The field set an applied configuration specifies (SMD ``ToFieldSet``).
+
+    Args:
+        obj: a wire-form object (or applied configuration); not mutated.
+        kind_key: ``<apiVersion>/<kind>``, e.g. ``apps/v1/Deployment``.
+    Returns:
+        every leaf path, every associative/set list item path, and empty
+        maps, empty lists and nulls as leaves. Ancestors that are plain maps
+        or structs are not members themselves.
+    Raises:
+        ListKeyError: an associative-list item misses a key field, or two
+            items share a key.
+    """
+    out: set[Path] = set()
+    _walk_fields(obj, (), (), _kind_of(kind_key), out)
+    return frozenset(out)
+
+
+def _walk_fields(value: Any, path: Path, names: tuple[str, ...], kind: str, out: set[Path]) -> None:
+    if isinstance(value, dict):
+        if not value or is_atomic_map(kind, names):
+            out.add(path)
+            return
+        for k, v in value.items():
+            _walk_fields(v, path + ("f:" + k,), names + (k,), kind, out)
+    elif isinstance(value, list):
+        lt = list_type(kind, names)
+        if lt.kind == "atomic" or not value:
+            out.add(path)
+            return
+        seen: set[str] = set()
+        for i, item in enumerate(value):
+            pe = item_element(item, lt, path, i)
+            if pe in seen:
+                raise ListKeyError(f"{path_string(path)}: duplicate entries for key {path_string((pe,))}")
+            seen.add(pe)
+            out.add(path + (pe,))
+            if lt.kind == "map":
+                for k, v in item.items():
+                    _walk_fields(v, path + (pe, "f:" + k), names + (k,), kind, out)
+    else:
+        out.add(path)
+
+
+class Comparison(NamedTuple):
+    """What changed between two objects (SMD ``typed.Comparison``), as field sets."""
+
+    added: FieldSet
+    modified: FieldSet
+    removed: FieldSet
+
+
+def compare(old: Any, new: Any, kind_key: str) -> Comparison:
+    """Compare ``old`` with ``new`` (SMD ``TypedValue.Compare``).
+
+    ``old`` is None for a create: it then stands for Go's zero value of the
+    kind, whose non-pointer structs (``spec``, ``spec.template``, …) exist
+    empty. A subtree only in ``new`` is added whole, its own path included
+    unless it is such a struct; one only in ``old`` is removed whole; leaves
+    and atomic values whose values differ are modified.
+
+    Raises:
+        ListKeyError: an associative-list item of ``new`` misses a key field.
+    """
+    added: set[Path] = set()
+    modified: set[Path] = set()
+    removed: set[Path] = set()
+    kind = _kind_of(kind_key)
+    _cmp({} if old is None else old, new, (), (), kind, added, modified, removed)
+    return Comparison(frozenset(added), frozenset(modified), frozenset(removed))
+
+
+def _subtree(value: Any, path: Path, names: tuple[str, ...], kind: str, out: set[Path]) -> None:
+    """Every path of a subtree that exists on one side only, its own path included."""
+    out.add(path)
+    if isinstance(value, dict) and not is_atomic_map(kind, names):
+        for k, v in value.items():
+            _subtree(v, path + ("f:" + k,), names + (k,), kind, out)
+    elif isinstance(value, list):
+        lt = list_type(kind, names)
+        if lt.kind == "atomic":
+            return
+        for i, item in enumerate(value):
+            pe = item_element(item, lt, path, i)
+            if lt.kind == "map":
+                _subtree(item, path + (pe,), names, kind, out)
+            else:
+                out.add(path + (pe,))
+
+
+def _cmp(old: Any, new: Any, path: Path, names: tuple[str, ...], kind: str,
+         added: set[Path], modified: set[Path], removed: set[Path]) -> None:
+    if isinstance(old, dict) and isinstance(new, dict) and not is_atomic_map(kind, names):
+        for k in list(old) + [k for k in new if k not in old]:
+            p, n = path + ("f:" + k,), names + (k,)
+            if k in old and k in new:
+                _cmp(old[k], new[k], p, n, kind, added, modified, removed)
+            elif k in _ZERO_STRUCTS and isinstance(old.get(k, new.get(k)), dict):
+                # Go's zero value already holds this struct, empty
+                _cmp(old.get(k, {}), new.get(k, {}), p, n, kind, added, modified, removed)
+            elif k in _ZERO_NULL_LISTS and isinstance(old.get(k, new.get(k)), list):
+                _cmp(old.get(k, []), new.get(k, []), p, n, kind, added, modified, removed)
+            elif k in new:
+                _subtree(new[k], p, n, kind, added)
+            else:
+                _subtree(old[k], p, n, kind, removed)
+        return
+    if isinstance(old, list) and isinstance(new, list):
+        lt = list_type(kind, names)
+        if lt.kind != "atomic":
+            old_items = _index_items(old, lt, path)
+            new_items = _index_items(new, lt, path)
+            for pe, item in new_items.items():
+                if pe not in old_items:
+                    _subtree(item, path + (pe,), names, kind, added)
+                elif lt.kind == "map":
+                    _cmp(old_items[pe], item, path + (pe,), names, kind, added, modified, removed)
+            for pe, item in old_items.items():
+                if pe not in new_items:
+                    _subtree(item, path + (pe,), names, kind, removed)
+            return
+    if old != new:
+        modified.add(path)
+
+
+def _index_items(items: list, lt: ListType, path: Path) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for i, item in enumerate(items):
+        out.setdefault(item_element(item, lt, path, i), item)
+    return out
+
+
+# --------------------------------------------------------------------------- FieldsV1
+
+
+def to_fieldsv1(paths: Iterable[Path]) -> dict[str, Any]:
+    """The ``FieldsV1`` document of a field set.
+
+    Keys are sorted as ``kubectl get -o json`` prints them (``"."`` first);
+    a member with nothing below it is ``{}``, a member with children gets
+    ``".": {}`` beside them.
+    """
+    root: dict[str, Any] = {}
+    members: set[Path] = set()
+    for p in paths:
+        if not p:
+            continue
+        members.add(p)
+        node = root
+        for pe in p:
+            node = node.setdefault(pe, {})
+    return _emit(root, (), members)
+
+
+def _emit(node: dict[str, Any], path: Path, members: set[Path]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for pe in sorted(node):
+        child = path + (pe,)
+        sub = _emit(node[pe], child, members)
+        if sub and child in members:
+            sub = {".": {}, **sub}
+        out[pe] = sub
+    return out
+
+
+def from_fieldsv1(doc: dict[str, Any]) -> FieldSet:
+    """Parse a ``FieldsV1`` document into a field set.
+
+    Raises:
+        ValueError: the document is not a JSON object of objects, or a key
+            is not a known path element.
+    """
+    out: set[Path] = set()
+
+    def walk(node: Any, path: Path) -> None:
+        if not isinstance(node, dict):
+            raise ValueError(f"expected an object at {path_string(path) or '.'}")
+        if not node or "." in node:
+            if path:
+                out.add(path)
+        for key, sub in node.items():
+            if key == ".":
+                continue
+            if key[:2] not in ("f:", "k:", "v:", "i:"):
+                raise ValueError(f"unknown path element type: {key!r}")
+            walk(sub, path + (key,))
+
+    walk(doc, ())
+    return frozenset(out)
+
+
+# --------------------------------------------------------------------------- display
+
+
+def _element_string(pe: str) -> str:
+    tag, body = pe[:2], pe[2:]
+    if tag == "f:":
+        return "." + body
+    if tag == "k:":
+        key = json.loads(body)
+        return "[" + ",".join(f"{k}={_json(key[k])}" for k in sorted(key)) + "]"
+    if tag == "v:":
+        return f"[={body}]"
+    return f"[{body}]"
+
+
+def path_string(path: Path) -> str:
+    """SMD's human form of a path: ``.spec.template.spec.containers[name="nginx"].image``."""
+    return "".join(_element_string(pe) for pe in path)
+
+
+_RANK = {"f:": 0, "k:": 1, "v:": 2, "i:": 3}
+
+
+def _element_order(pe: str) -> tuple[int, Any]:
+    if pe[:2] == "i:":
+        return (3, int(pe[2:]))
+    return (_RANK.get(pe[:2], 4), pe[2:])
+
+
+def sort_paths(paths: Iterable[Path]) -> list[Path]:
+    """``paths`` in SMD's set order: field names before keys, values and indexes."""
+    return sorted(paths, key=lambda p: tuple(_element_order(pe) for pe in p))
