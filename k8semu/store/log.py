@@ -315,11 +315,7 @@ class EventLog:
             KeyNotFound: the key is not live.
             RevisionMismatch: ``expect_revision`` is stale.
         """
-        cur = self._live.get(key)
-        if cur is None:
-            raise KeyNotFound(key)
-        if expect_revision is not None and cur.revision != expect_revision:
-            raise RevisionMismatch(key, expect_revision, cur)
+        self._check_cas(key, expect_revision)
         return self._append(MODIFIED, key, obj, actor)
 
     def delete(
@@ -335,12 +331,16 @@ class EventLog:
             KeyNotFound: the key is not live.
             RevisionMismatch: ``expect_revision`` is stale.
         """
+        cur = self._check_cas(key, expect_revision)
+        return self._append(DELETED, key, obj if obj is not None else cur.object, actor)
+
+    def _check_cas(self, key: str, expect_revision: int | None) -> Record:
         cur = self._live.get(key)
         if cur is None:
             raise KeyNotFound(key)
         if expect_revision is not None and cur.revision != expect_revision:
             raise RevisionMismatch(key, expect_revision, cur)
-        return self._append(DELETED, key, obj if obj is not None else cur.object, actor)
+        return cur
 
     def _append(self, type_: str, key: str, obj: dict[str, Any], actor: str) -> Record:
         rev = self._revision + 1
