@@ -1,0 +1,3019 @@
+"""What an emulated container does: its *behaviour program*, stepped in virtual time.
+
+k8semu runs no real processes. The kubelet/runtime asks this module what a
+container would do and replays it on the virtual clock. Everything here is a
+pure function of its inputs: no trio, no wall clock, no unseeded randomness.
+
+Design
+======
+
+1. **Where the behaviour comes from** (:func:`build_program`):
+
+   * a scripted behaviour in the pod annotation ``k8semu.io/behaviour.<container>``
+     (or ``k8semu.io/behaviour`` for every container): a small line-oriented
+     language, see ``docs/container-behaviour.md``. It replaces the container's
+     command (``exec`` with no arguments runs the command after all);
+   * otherwise the container's command line, built as the runtime does:
+     ``command + args`` when ``command`` is set, else the image's ENTRYPOINT +
+     ``args`` (or + the image's CMD when there are no args). The image's
+     ENTRYPOINT/CMD come from a small table of well-known images
+     (:data:`KNOWN_IMAGES`). Before anything else the kubelet's ``$(VAR)``
+     expansion (with ``$$`` escaping) is applied to ``command`` and ``args``
+     (:func:`expand_kube_vars`).
+
+2. **Interpreting the command line.** ``argv[0]``'s base name selects a
+   program: a POSIX-ish shell (``sh``/``bash``/``ash``/``dash`` ``-c``), a core
+   utility (``sleep``, ``echo``, ``printf``, ``date``, ``cat``, ``tail``,
+   ``touch``, ``rm``, ``test``, ``env``, ``seq`` ...), or a known program
+   (``nginx -T``, ``stress``, ``agnhost liveness``, ``perl -Mbignum=bpi``,
+   ``python -c`` one-liners in a tiny safe subset, the database servers'
+   password checks ...). Anything else is an *unknown program*: it runs until
+   stopped and answers network probes, as a server would.
+
+   The shell is a small hand-written lexer and recursive-descent parser. Words
+   are lexed by hand rather than with :mod:`shlex` because expansion needs to
+   know which parts were quoted (``'$A'`` vs ``"$A"``); :mod:`shlex` splits the
+   behaviour-script lines. A script the parser cannot read is treated like an
+   unknown program (runs until stopped), never as a crash.
+
+3. **Virtual time.** Every program is a Python generator that yields the
+   absolute virtual time it wants to be resumed at (``math.inf``: never, i.e.
+   blocked until stopped). :class:`Run` keeps a heap of such tasks (the main
+   program, ``cmd &`` background jobs) and of timers (scripted ``... after 10s``),
+   ordered by ``(time, sequence)``, and turns what the program does into
+   :data:`Effect` values with their virtual timestamps. A loop that runs more
+   than ``MAX_STEPS_PER_INSTANT`` commands without letting time pass is a busy
+   loop: it stops producing output and reports one core of CPU use.
+
+4. **Probes** (:meth:`Run.probe`): scripted ``ready``/``live``/``started``
+   overrides win; ``exec`` probes run the probe command in the container's
+   in-memory file system (``cat /tmp/healthy``); ``httpGet``/``tcpSocket``/``grpc``
+   pass while a server-like program is running and the port is one the
+   container declares (any port when it declares none).
+
+5. **Image pulls** (:func:`image_pull_result`): reference parsing and
+   normalisation like the runtime (``nginx`` -> ``docker.io/library/nginx:latest``),
+   failures with the kubelet's/containerd's messages, deterministic durations
+   and sizes from SHA-256 of the reference.
+
+Units: seconds (virtual), millicores, bytes.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import functools
+import hashlib
+import heapq
+import math
+import random
+import re
+import shlex
+from collections.abc import Callable, Generator, Mapping
+from datetime import datetime, timedelta
+from typing import Any, Union
+
+import attrs
+
+from k8semu.api.meta import DEFAULT_EPOCH
+from k8semu.api.quantity import bytes_value, cpu_millis
+
+__all__ = [
+    "BEHAVIOUR_ANNOTATION",
+    "KNOWN_IMAGES",
+    "MAX_STEPS_PER_INSTANT",
+    "Effect",
+    "Exited",
+    "ImageInfo",
+    "KnownImage",
+    "LivenessChanged",
+    "LogLine",
+    "Program",
+    "PullResult",
+    "ReadinessChanged",
+    "Run",
+    "StartupChanged",
+    "UsageChanged",
+    "build_program",
+    "container_env",
+    "expand_kube_vars",
+    "image_pull_result",
+    "normalize_image",
+    "parse_duration",
+]
+
+#: Annotation prefix for scripted behaviour (``k8semu.io/behaviour.<container-name>``).
+BEHAVIOUR_ANNOTATION = "k8semu.io/behaviour"
+
+#: Commands one task may run at one virtual instant before it counts as a busy loop.
+MAX_STEPS_PER_INSTANT = 10_000
+
+_MiB = 1024 * 1024
+_INF = math.inf
+
+# --------------------------------------------------------------------------- effects
+
+
+@attrs.frozen
+class LogLine:
+    """One line the container wrote (``stream`` is ``"stdout"`` or ``"stderr"``), at virtual time ``t``."""
+
+    t: float
+    text: str
+    stream: str = "stdout"
+
+
+@attrs.frozen
+class Exited:
+    """The container's main process ended at ``t`` with exit ``code``.
+
+    ``reason`` is what ``status.containerStatuses[].state.terminated.reason``
+    shows upstream: ``Completed`` (code 0), ``Error`` (any other code) or
+    ``OOMKilled`` (memory above ``limits.memory``, code 137).
+    """
+
+    t: float
+    code: int
+    reason: str
+
+
+@attrs.frozen
+class ReadinessChanged:
+    """A scripted readiness override (``ready true|false``) took effect at ``t``."""
+
+    t: float
+    ok: bool
+
+
+@attrs.frozen
+class LivenessChanged:
+    """A scripted liveness override (``live true|false``) took effect at ``t``."""
+
+    t: float
+    ok: bool
+
+
+@attrs.frozen
+class StartupChanged:
+    """A scripted startup-probe override (``started true|false``) took effect at ``t``."""
+
+    t: float
+    ok: bool
+
+
+@attrs.frozen
+class UsageChanged:
+    """Resource use changed at ``t``: CPU in millicores (capped at ``limits.cpu``), memory in bytes."""
+
+    t: float
+    cpu_millis: int
+    memory_bytes: int
+
+
+Effect = Union[LogLine, Exited, ReadinessChanged, LivenessChanged, StartupChanged, UsageChanged]
+
+# --------------------------------------------------------------------------- durations and $(VAR)
+
+_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ms|[smhd]?)")
+_UNIT = {"": 1.0, "s": 1.0, "ms": 0.001, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def parse_duration(text: str, *, allow_ms: bool = False) -> float:
+    """Seconds of a GNU ``sleep`` interval: ``3600``, ``1.5``, ``10s``, ``5m``, ``1h``, ``2d``, ``infinity``.
+
+    ``allow_ms`` also accepts ``500ms`` (behaviour scripts). Returns ``math.inf``
+    for ``inf``/``infinity``. Raises ValueError for anything else.
+    """
+    t = text.strip()
+    if t.lower() in ("inf", "infinity"):
+        return _INF
+    m = _DURATION.fullmatch(t)
+    if not m or (m.group(2) == "ms" and not allow_ms):
+        raise ValueError(f"invalid duration {text!r}")
+    return float(m.group(1)) * _UNIT[m.group(2)]
+
+
+def expand_kube_vars(text: str, env: Mapping[str, str]) -> str:
+    """The kubelet's ``$(VAR)`` expansion of ``command``/``args``/env values.
+
+    ``$(NAME)`` becomes ``env[NAME]`` when NAME is defined and stays as written
+    otherwise; ``$$`` is an escaped ``$``; any other ``$`` is kept. Mirrors
+    ``third_party/forked/golang/expansion`` (so ``$(date)`` reaches the shell).
+    """
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c != "$" or i + 1 >= n:
+            out.append(c)
+            i += 1
+            continue
+        nxt = text[i + 1]
+        if nxt == "$":
+            out.append("$")
+            i += 2
+        elif nxt == "(":
+            close = text.find(")", i + 2)
+            if close < 0:  # incomplete reference: "$(" kept, scanning goes on after it
+                out.append("$(")
+                i += 2
+                continue
+            name = text[i + 2:close]
+            out.append(env[name] if name in env else f"$({name})")
+            i = close + 1
+        else:
+            out.append("$" + nxt)
+            i += 2
+    return "".join(out)
+
+
+def container_env(container: Mapping[str, Any], env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment a container sees, as far as this module can tell.
+
+    Entries of ``container["env"]`` with ``value`` are expanded against the
+    entries before them (as the kubelet does); ``valueFrom`` entries become the
+    empty string (the kubelet resolves ConfigMaps/Secrets/the downward API and
+    passes the result in ``env``). ``env`` (the kubelet's resolved environment,
+    including ``envFrom``) then wins over everything.
+    """
+    out: dict[str, str] = {}
+    for entry in container.get("env") or []:
+        name = entry.get("name")
+        if not name:
+            continue
+        out[name] = expand_kube_vars(str(entry.get("value") or ""), out) if "value" in entry else ""
+    if env:
+        out.update(env)
+    return out
+
+
+# --------------------------------------------------------------------------- images
+
+_DOMAIN_PART = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_DOMAIN = rf"{_DOMAIN_PART}(?:\.{_DOMAIN_PART})*(?::[0-9]+)?"
+_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_REFERENCE = re.compile(
+    rf"((?:{_DOMAIN}/)?{_COMPONENT}(?:/{_COMPONENT})*)"
+    r"(?::([\w][\w.-]{0,127}))?"
+    r"(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}))?"
+)
+
+
+@attrs.frozen
+class ImageInfo:
+    """A normalised image reference.
+
+    ``repository`` is ``docker.io/library/nginx``; ``tag`` is the tag or None
+    (``latest`` is applied when there is neither tag nor digest); ``ref`` is what
+    the runtime reports as ``status.containerStatuses[].image``
+    (``docker.io/library/nginx:latest``); ``domain`` the registry host.
+    """
+
+    repository: str
+    domain: str
+    path: str
+    tag: str | None
+    digest: str | None
+
+    @property
+    def ref(self) -> str:
+        if self.digest and not self.tag:
+            return f"{self.repository}@{self.digest}"
+        return f"{self.repository}:{self.tag or 'latest'}"
+
+    @property
+    def base_name(self) -> str:
+        """Last path component (``nginx``, ``busybox``, ``agnhost``): the key of :data:`KNOWN_IMAGES`."""
+        return self.path.rsplit("/", 1)[-1]
+
+
+def normalize_image(image: str) -> ImageInfo:
+    """Parse and normalise an image reference like ``ParseNormalizedNamed`` (distribution/reference).
+
+    Raises ValueError with the library's message: ``invalid reference format``,
+    ``invalid reference format: repository name must be lowercase``,
+    ``repository name must have at least one component``, ...
+    """
+    if re.fullmatch(r"[a-f0-9]{64}", image):
+        raise ValueError(f"invalid repository name ({image}), cannot specify 64-byte hexadecimal strings")
+    if not image:
+        raise ValueError("repository name must have at least one component")
+    name_part = image.split("@", 1)[0]
+    slash = name_part.find("/")
+    first = name_part[:slash] if slash >= 0 else ""
+    if slash < 0 or ("." not in first and ":" not in first and first != "localhost" and first.lower() == first):
+        domain, remainder = "docker.io", image
+    else:
+        domain, remainder = first, image[slash + 1:]
+    if domain == "index.docker.io":
+        domain = "docker.io"
+    if domain == "docker.io" and "/" not in remainder.split("@", 1)[0].split(":", 1)[0]:
+        remainder = "library/" + remainder
+    repo_path = re.split(r"[:@]", remainder, maxsplit=1)[0]
+    if repo_path.lower() != repo_path:
+        raise ValueError("invalid reference format: repository name must be lowercase")
+    m = _REFERENCE.fullmatch(f"{domain}/{remainder}")
+    if not m:
+        raise ValueError("invalid reference format")
+    repository = m.group(1)
+    if len(repository) > 255:
+        raise ValueError("repository name must not be more than 255 characters")
+    path = repository[len(domain) + 1:]
+    return ImageInfo(repository=repository, domain=domain, path=path, tag=m.group(2), digest=m.group(3))
+
+
+@attrs.frozen
+class PullResult:
+    """What pulling an image does, as the kubelet reports it.
+
+    Attributes:
+        image: the image as written in the container spec.
+        ok: True when the pull succeeds.
+        reason: None, ``ErrImagePull`` or ``InvalidImageName`` (the container's
+            ``state.waiting.reason`` upstream).
+        message: None or the kubelet's message (``Failed to pull image "..." ...``).
+        ref: normalised reference (``docker.io/library/nginx:latest``); None if invalid.
+        image_id: ``docker.io/library/nginx@sha256:<64 hex>`` (``status...imageID``); None unless ok.
+        duration: virtual seconds the pull (or the failed attempt) takes.
+        size: image size in bytes (0 unless ok).
+    """
+
+    image: str
+    ok: bool
+    reason: str | None
+    message: str | None
+    ref: str | None
+    image_id: str | None
+    duration: float
+    size: int
+
+
+_MISSING_TAGS = ("doesnotexist", "does-not-exist")
+_MISSING_REPO_WORDS = ("non-existing", "nonexistent", "non-existent", "doesnotexist", "does-not-exist")
+
+
+def _digest_int(text: str) -> int:
+    return int(hashlib.sha256(text.encode()).hexdigest(), 16)
+
+
+def image_pull_result(image: str) -> PullResult:
+    """Simulate pulling ``image`` (mirrors the kubelet's image manager + containerd).
+
+    * Unparsable names: ``InvalidImageName`` with ``Failed to apply default image
+      tag "X": couldn't parse image name "X": invalid reference format``.
+    * Tag ``doesnotexist``/``does-not-exist``/``*-invalid``: ``ErrImagePull`` with
+      containerd's ``code = NotFound ... not found``.
+    * A repository path containing ``non-existing``/``nonexistent``/...:
+      ``pull access denied, repository does not exist or may require authorization``.
+    * Registry host ``*.invalid``/``*.example``: ``dial tcp: lookup HOST: no such host``.
+    * Anything else succeeds after 1-5 virtual seconds with a 2-200 MB size,
+      both derived from SHA-256 of the normalised reference.
+    """
+    try:
+        info = normalize_image(image)
+    except ValueError as err:
+        msg = f'Failed to apply default image tag "{image}": couldn\'t parse image name "{image}": {err}'
+        return PullResult(image, False, "InvalidImageName", msg, None, None, 0.0, 0)
+    ref = info.ref
+    h = _digest_int(ref)
+    host = info.domain.split(":", 1)[0]
+    prefix = f'Failed to pull image "{image}": rpc error: code = '
+    unpack = f'failed to pull and unpack image "{ref}": failed to resolve reference "{ref}": '
+    problem = None
+    if host.endswith((".invalid", ".example")) or host in ("invalid", "example"):
+        api_host = "registry-1.docker.io" if info.domain == "docker.io" else info.domain
+        target = info.digest or info.tag or "latest"
+        problem = (f'Unknown desc = {unpack}failed to do request: Head "https://{api_host}/v2/{info.path}'
+                   f'/manifests/{target}": dial tcp: lookup {host}: no such host')
+    elif info.tag and (info.tag in _MISSING_TAGS or info.tag.endswith("-invalid")):
+        problem = f"NotFound desc = {unpack}{ref}: not found"
+    elif any(word in info.path for word in _MISSING_REPO_WORDS):
+        problem = (f"Unknown desc = {unpack}pull access denied, repository does not exist or may require "
+                   "authorization: server message: insufficient_scope: authorization failed")
+    if problem:
+        return PullResult(image, False, "ErrImagePull", prefix + problem, ref, None,
+                          0.5 + (h % 1000) / 1000, 0)
+    image_id = f"{info.repository}@sha256:{hashlib.sha256(ref.encode()).hexdigest()}"
+    duration = 1.0 + (h % 4000) / 1000
+    size = 2_000_000 + (h >> 16) % 198_000_000
+    return PullResult(image, True, None, None, ref, image_id, duration, size)
+
+
+@attrs.frozen
+class KnownImage:
+    """Defaults of a well-known image: its ENTRYPOINT and CMD, the main program
+    its ``docker-entrypoint.sh`` prepends to flag-only arguments, and its idle usage."""
+
+    entrypoint: tuple[str, ...] = ()
+    cmd: tuple[str, ...] = ()
+    main: str | None = None
+    cpu: int = 1
+    memory: int = 16 * _MiB
+
+
+#: Known images by their last path component (``registry.k8s.io/busybox`` is ``busybox``).
+KNOWN_IMAGES: dict[str, KnownImage] = {
+    "busybox": KnownImage(cmd=("sh",)),
+    "alpine": KnownImage(cmd=("/bin/sh",)),
+    "debian": KnownImage(cmd=("bash",)),
+    "ubuntu": KnownImage(cmd=("/bin/bash",)),
+    "bash": KnownImage(entrypoint=("docker-entrypoint.sh",), cmd=("bash",), main="bash"),
+    "python": KnownImage(cmd=("python3",)),
+    "perl": KnownImage(cmd=("perl", "-de0")),
+    "hello-world": KnownImage(cmd=("/hello",)),
+    "nginx": KnownImage(entrypoint=("/docker-entrypoint.sh",), cmd=("nginx", "-g", "daemon off;"),
+                        main="nginx", memory=4 * _MiB),
+    "nginx-slim": KnownImage(cmd=("nginx", "-g", "daemon off;"), memory=4 * _MiB),
+    "httpd": KnownImage(cmd=("httpd-foreground",), memory=8 * _MiB),
+    "redis": KnownImage(entrypoint=("docker-entrypoint.sh",), cmd=("redis-server",), main="redis-server",
+                        cpu=2, memory=4 * _MiB),
+    "postgres": KnownImage(entrypoint=("docker-entrypoint.sh",), cmd=("postgres",), main="postgres",
+                           memory=40 * _MiB),
+    "mysql": KnownImage(entrypoint=("docker-entrypoint.sh",), cmd=("mysqld",), main="mysqld",
+                        cpu=5, memory=360 * _MiB),
+    "mongo": KnownImage(entrypoint=("docker-entrypoint.sh",), cmd=("mongod",), main="mongod",
+                        cpu=3, memory=80 * _MiB),
+    "pause": KnownImage(entrypoint=("/pause",), cpu=0, memory=256 * 1024),
+    "agnhost": KnownImage(entrypoint=("/agnhost",), cmd=("pause",)),
+    "stress": KnownImage(entrypoint=("/stress",)),
+}
+
+# --------------------------------------------------------------------------- shell: lexer and parser
+
+
+class _ParseError(Exception):
+    pass
+
+
+_OPS = ("&&", "||", ";;", ">>", ">&", "<&", "<<", ";", "&", "|", "(", ")", ">", "<")
+_REDIRECT = re.compile(r"\d*(>>|>&|<&|>|<)")
+_ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_RESERVED_END = ("then", "do", "done", "fi", "else", "elif", "}", "esac")
+
+
+def _skip_dollar(src: str, i: int) -> int:
+    """``src[i:]`` starts with ``$(`` or ``${``: return the index after the matching closer."""
+    opener, closer = src[i + 1], ")" if src[i + 1] == "(" else "}"
+    depth, j, n = 0, i + 1, len(src)
+    while j < n:
+        c = src[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == "'" and opener == "(":
+            k = src.find("'", j + 1)
+            if k < 0:
+                break
+            j = k + 1
+            continue
+        if c == '"':
+            j = _skip_dquote(src, j)
+            continue
+        if c == "$" and j + 1 < n and src[j + 1] in "({":
+            j = _skip_dollar(src, j)
+            continue
+        if c == opener:
+            depth += 1
+        elif c == closer:
+            depth -= 1
+            if depth == 0:
+                return j + 1
+        j += 1
+    raise _ParseError(f"unterminated ${opener}")
+
+
+def _skip_dquote(src: str, i: int) -> int:
+    j, n = i + 1, len(src)
+    while j < n:
+        c = src[j]
+        if c == "\\":
+            j += 2
+        elif c == '"':
+            return j + 1
+        elif c == "$" and j + 1 < n and src[j + 1] in "({":
+            j = _skip_dollar(src, j)
+        elif c == "`":
+            k = src.find("`", j + 1)
+            if k < 0:
+                break
+            j = k + 1
+        else:
+            j += 1
+    raise _ParseError("unterminated quoted string")
+
+
+def _lex(src: str) -> list[tuple[str, str]]:
+    """Tokens ``("w", raw word)``, ``("op", operator)``, ``("nl", "\\n")``; words keep their quotes."""
+    toks: list[tuple[str, str]] = []
+    word: list[str] = []
+    i, n = 0, len(src)
+
+    def flush() -> None:
+        if word:
+            toks.append(("w", "".join(word)))
+            word.clear()
+
+    while i < n:
+        c = src[i]
+        if c == "\\":
+            if src[i + 1:i + 2] == "\n":
+                i += 2
+            else:
+                word.append(src[i:i + 2])
+                i += 2
+        elif c in " \t\r":
+            flush()
+            i += 1
+        elif c == "\n":
+            flush()
+            toks.append(("nl", "\n"))
+            i += 1
+        elif c == "#" and not word:
+            while i < n and src[i] != "\n":
+                i += 1
+        elif c == "'":
+            k = src.find("'", i + 1)
+            if k < 0:
+                raise _ParseError("unterminated quoted string")
+            word.append(src[i:k + 1])
+            i = k + 1
+        elif c == '"':
+            k = _skip_dquote(src, i)
+            word.append(src[i:k])
+            i = k
+        elif c == "`":
+            k = src.find("`", i + 1)
+            if k < 0:
+                raise _ParseError("unterminated `")
+            word.append(src[i:k + 1])
+            i = k + 1
+        elif c == "$" and i + 1 < n and src[i + 1] in "({":
+            k = _skip_dollar(src, i)
+            word.append(src[i:k])
+            i = k
+        elif c in ";&|()<>":
+            text = "".join(word)
+            if c == "(" and _ASSIGN.fullmatch(text):  # bash array: name=(a b c)
+                k = src.find(")", i)
+                if k < 0:
+                    raise _ParseError("unterminated array")
+                word.append(src[i:k + 1])
+                i = k + 1
+                continue
+            fd = ""
+            if c in "<>" and text.isdigit():
+                fd = text
+                word.clear()
+            flush()
+            op = next(o for o in _OPS if src.startswith(o, i))
+            toks.append(("op", fd + op))
+            i += len(op)
+        else:
+            word.append(c)
+            i += 1
+    flush()
+    return toks
+
+
+Node = tuple  # ("list", [(node, background)]) | ("andor", first, [(op, node)]) | ("pipe", [nodes], negate)
+# | ("simple", assigns, words, redirs) | ("test2", words, redirs) | ("if", [(cond, body)], else)
+# | ("loop", until, cond, body) | ("for", name, words | None, body) | ("sub", list) | ("group", list)
+# | ("redir", node, redirs)
+
+
+class _Parser:
+    def __init__(self, toks: list[tuple[str, str]]) -> None:
+        self.toks = toks
+        self.i = 0
+
+    def peek(self) -> tuple[str, str]:
+        return self.toks[self.i] if self.i < len(self.toks) else ("eof", "")
+
+    def is_word(self, *texts: str) -> bool:
+        k, t = self.peek()
+        return k == "w" and t in texts
+
+    def expect_word(self, text: str) -> None:
+        if not self.is_word(text):
+            raise _ParseError(f"syntax error: expected {text!r}, got {self.peek()[1]!r}")
+        self.i += 1
+
+    def skip_nl(self) -> None:
+        while self.peek()[0] == "nl":
+            self.i += 1
+
+    def parse(self) -> Node:
+        node = self.parse_list(())
+        if self.peek()[0] != "eof":
+            raise _ParseError(f"syntax error: unexpected {self.peek()[1]!r}")
+        return node
+
+    def parse_list(self, stop: tuple[str, ...]) -> Node:
+        items: list[tuple[Node, bool]] = []
+        while True:
+            self.skip_nl()
+            k, t = self.peek()
+            if k == "eof" or (k == "op" and t in (")", ";;")) or (k == "w" and t in stop):
+                break
+            node = self.parse_and_or()
+            k, t = self.peek()
+            background = False
+            if k == "op" and t in (";", "&"):
+                background = t == "&"
+                self.i += 1
+            elif k == "nl":
+                self.i += 1
+            elif not (k == "eof" or (k == "op" and t == ")") or (k == "w" and t in stop)):
+                raise _ParseError(f"syntax error: unexpected {t!r}")
+            items.append((node, background))
+        return ("list", items)
+
+    def parse_and_or(self) -> Node:
+        first = self.parse_pipeline()
+        rest = []
+        while self.peek() in (("op", "&&"), ("op", "||")):
+            op = self.peek()[1]
+            self.i += 1
+            self.skip_nl()
+            rest.append((op, self.parse_pipeline()))
+        return ("andor", first, rest) if rest else first
+
+    def parse_pipeline(self) -> Node:
+        negate = False
+        if self.is_word("!"):
+            negate = True
+            self.i += 1
+        cmds = [self.parse_command()]
+        while self.peek() == ("op", "|"):
+            self.i += 1
+            self.skip_nl()
+            cmds.append(self.parse_command())
+        return ("pipe", cmds, negate) if negate or len(cmds) > 1 else cmds[0]
+
+    def parse_command(self) -> Node:
+        k, t = self.peek()
+        node: Node | None = None
+        if k == "w" and t == "if":
+            node = self.parse_if()
+        elif k == "w" and t in ("while", "until"):
+            self.i += 1
+            cond = self.parse_list(("do",))
+            self.expect_word("do")
+            body = self.parse_list(("done",))
+            self.expect_word("done")
+            node = ("loop", t == "until", cond, body)
+        elif k == "w" and t == "for":
+            node = self.parse_for()
+        elif k == "w" and t == "{":
+            self.i += 1
+            body = self.parse_list(("}",))
+            self.expect_word("}")
+            node = ("group", body)
+        elif (k, t) == ("op", "("):
+            self.i += 1
+            body = self.parse_list(())
+            if self.peek() != ("op", ")"):
+                raise _ParseError("syntax error: missing ')'")
+            self.i += 1
+            node = ("sub", body)
+        elif k == "w" and t in _RESERVED_END:
+            raise _ParseError(f"syntax error: unexpected {t!r}")
+        if node is None:
+            return self.parse_simple()
+        redirs = self.parse_redirs()
+        return ("redir", node, redirs) if redirs else node
+
+    def parse_redirs(self) -> list[tuple[str, str]]:
+        redirs = []
+        while True:
+            k, t = self.peek()
+            if k != "op" or not _REDIRECT.fullmatch(t):
+                return redirs
+            self.i += 1
+            k2, target = self.peek()
+            if k2 != "w":
+                raise _ParseError("syntax error: missing redirection target")
+            self.i += 1
+            redirs.append((t, target))
+
+    def parse_simple(self) -> Node:
+        assigns: list[str] = []
+        words: list[str] = []
+        redirs: list[tuple[str, str]] = []
+        if self.is_word("[["):
+            self.i += 1
+            while not self.is_word("]]"):
+                k, t = self.peek()
+                if k in ("eof", "nl"):
+                    raise _ParseError("syntax error: missing ']]'")
+                words.append(t if k == "w" else "\0" + t)  # operators inside [[ ]] are marked
+                self.i += 1
+            if "=~" in words[:-1]:  # the regex may contain ( ) | which the lexer split off
+                at = words.index("=~") + 1
+                words[at:] = ["".join(w.lstrip("\0") for w in words[at:])]
+            self.i += 1
+            return ("test2", words, self.parse_redirs())
+        while True:
+            k, t = self.peek()
+            if k == "op" and _REDIRECT.fullmatch(t):
+                redirs.extend(self.parse_redirs())
+            elif k == "w":
+                if not words and _ASSIGN.match(t):
+                    assigns.append(t)
+                else:
+                    words.append(t)
+                self.i += 1
+            else:
+                break
+        if not (assigns or words or redirs):
+            raise _ParseError(f"syntax error: unexpected {self.peek()[1] or 'end of file'!r}")
+        if self.peek() == ("op", "(") and len(words) == 1:
+            raise _ParseError("functions are not supported")
+        return ("simple", assigns, words, redirs)
+
+    def parse_if(self) -> Node:
+        clauses = []
+        else_body = None
+        self.expect_word("if")
+        while True:
+            cond = self.parse_list(("then",))
+            self.expect_word("then")
+            body = self.parse_list(("elif", "else", "fi"))
+            clauses.append((cond, body))
+            if self.is_word("elif"):
+                self.i += 1
+                continue
+            if self.is_word("else"):
+                self.i += 1
+                else_body = self.parse_list(("fi",))
+            self.expect_word("fi")
+            return ("if", clauses, else_body)
+
+    def parse_for(self) -> Node:
+        self.i += 1
+        k, name = self.peek()
+        if k != "w" or not re.fullmatch(r"[A-Za-z_]\w*", name):
+            raise _ParseError("syntax error: bad for loop variable")
+        self.i += 1
+        self.skip_nl()
+        words = None
+        if self.is_word("in"):
+            self.i += 1
+            words = []
+            while self.peek()[0] == "w":
+                words.append(self.peek()[1])
+                self.i += 1
+        if self.peek() in (("op", ";"), ("nl", "\n")):
+            self.i += 1
+        self.skip_nl()
+        self.expect_word("do")
+        body = self.parse_list(("done",))
+        self.expect_word("done")
+        return ("for", name, words, body)
+
+
+def parse_shell(src: str) -> Node:
+    """Parse a shell script into the small AST the interpreter walks. Raises ValueError."""
+    tree = _parse_cached(src)
+    if isinstance(tree, str):
+        raise ValueError(tree)
+    return tree
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_cached(src: str) -> Node | str:
+    # loops re-run the same $(...) substitutions; the AST is never mutated, so it can be shared
+    try:
+        return _Parser(_lex(src)).parse()
+    except _ParseError as err:
+        return str(err)
+
+
+# --------------------------------------------------------------------------- interpreter plumbing
+
+
+class _Exit(Exception):
+    """``exit N`` (or ``set -e``) unwinding the current shell."""
+
+    def __init__(self, code: int) -> None:
+        self.code = code
+
+
+class _Killed(Exception):
+    """The container was killed (OOM) while a program was running."""
+
+
+class _LoopCtl(Exception):
+    def __init__(self, kind: str, levels: int) -> None:
+        self.kind = kind
+        self.levels = levels
+
+
+class _Input:
+    """A command's stdin: text, or ``None`` for an open stdin that never sends data."""
+
+    def __init__(self, text: str | None) -> None:
+        self.text = text
+
+    def read_all(self) -> str | None:
+        text, self.text = self.text, ("" if self.text is not None else None)
+        return text
+
+    def read_line(self) -> str | None | bool:
+        """A line (without newline), ``False`` at end of input, ``None`` when it would block."""
+        if self.text is None:
+            return None
+        if self.text == "":
+            return False
+        line, sep, rest = self.text.partition("\n")
+        self.text = rest
+        return line
+
+
+@attrs.define
+class _IO:
+    out: Callable[[str], None]
+    err: Callable[[str], None]
+    inp: _Input
+
+
+Gen = Generator[float, None, Any]
+
+
+_DEFAULT_DIRS = frozenset({"/", "/tmp", "/etc", "/var", "/var/log", "/dev", "/proc", "/usr", "/bin",
+                           "/root", "/home", "/opt", "/mnt", "/srv", "/run", "/var/run", "/data"})
+# The kubelet-managed /etc/hosts without the pod's own line (the kubelet passes the full file in ``files``).
+_DEFAULT_HOSTS = ("# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+                  "fe00::0\tip6-localnet\nfe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n")
+
+
+def _interpret_escapes(text: str) -> tuple[str, bool]:
+    """``echo -e``/``printf`` escapes; returns (text, stop) where stop is set by ``\\c``."""
+    out, i = [], 0
+    table = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "a": "\a", "b": "\b", "f": "\f", "v": "\v",
+             "e": "\x1b", '"': '"'}
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and i + 1 < len(text):
+            d = text[i + 1]
+            if d == "c":
+                return "".join(out), True
+            if d in table:
+                out.append(table[d])
+                i += 2
+                continue
+            m = re.match(r"0?([0-7]{1,3})", text[i + 1:])
+            if d in "01234567" and m:
+                out.append(chr(int(m.group(1), 8)))
+                i += 1 + len(m.group(0))
+                continue
+        out.append(c)
+        i += 1
+    return "".join(out), False
+
+
+def _pi(digits: int) -> str:
+    """Pi to ``digits`` significant digits, rounded (what ``perl -Mbignum=bpi -le 'print bpi(N)'`` prints)."""
+    digits = max(1, min(digits, 20000))
+    guard = 10
+    scale = 10 ** (digits + guard)
+
+    def arctan_inv(x: int) -> int:
+        total = term = scale // x
+        k, sign, x2 = 1, 1, x * x
+        while term:
+            term //= x2
+            k += 2
+            sign = -sign
+            total += sign * (term // k)
+        return total
+
+    pi = 4 * (4 * arctan_inv(5) - arctan_inv(239))
+    s = str((pi + 5 * 10 ** guard) // 10 ** (guard + 1))
+    return s[0] + ("." + s[1:] if len(s) > 1 else "")
+
+
+# --------------------------------------------------------------------------- python -c subset
+
+_PY_NODES = (
+    ast.Module, ast.Expr, ast.Assign, ast.AugAssign, ast.If, ast.While, ast.For, ast.Break, ast.Continue,
+    ast.Pass, ast.Import, ast.ImportFrom, ast.alias, ast.Name, ast.Load, ast.Store, ast.Constant,
+    ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Call, ast.Attribute, ast.Subscript,
+    ast.JoinedStr, ast.FormattedValue, ast.List, ast.Tuple, ast.keyword,
+    ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.USub, ast.UAdd, ast.Not,
+    ast.And, ast.Or, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn, ast.Is, ast.IsNot,
+)
+_PY_MODULES = ("os", "sys", "time")
+_PY_FUNCS = {"print", "int", "str", "float", "len", "range", "bool", "abs", "min", "max",
+             "os.environ.get", "os.getenv", "sys.exit", "time.sleep", "exit"}
+
+
+class _PyExit(Exception):
+    def __init__(self, code: Any) -> None:
+        self.code = code
+
+
+def _py_dotted(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _py_dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+def _py_supported(tree: ast.AST) -> bool:
+    for node in ast.walk(tree):
+        if not isinstance(node, _PY_NODES):
+            return False
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            if any(name not in _PY_MODULES for name in names):
+                return False
+        if isinstance(node, ast.Call) and _py_dotted(node.func) not in _PY_FUNCS:
+            return False
+        if isinstance(node, ast.Attribute) and _py_dotted(node) not in _PY_FUNCS | {"os.environ"}:
+            return False
+    return True
+
+
+# --------------------------------------------------------------------------- the shell
+
+
+class _Shell:
+    """One shell (or subshell) context: variables, positional parameters, options."""
+
+    def __init__(self, run: Run, *, probe: bool = False) -> None:
+        self.run = run
+        self.vars: dict[str, Any] = dict(run.program.env)
+        self.params: list[str] = []
+        self.arg0 = "sh"
+        self.status = 0
+        self.errexit = False
+        self.cond = 0
+        self.probe = probe
+
+    def child(self) -> _Shell:
+        sub = _Shell.__new__(_Shell)
+        sub.__dict__.update(self.__dict__)
+        sub.vars = dict(self.vars)
+        sub.params = list(self.params)
+        return sub
+
+    # ---------------------------------------------------------------- helpers
+
+    def step(self) -> Gen:
+        """Count one command; a task that never lets time pass becomes a spinning busy loop."""
+        run = self.run
+        run.steps += 1
+        if run.steps > MAX_STEPS_PER_INSTANT and not self.probe:
+            run.set_usage(cpu=1000)
+            yield _INF
+        return None
+
+    def path(self, p: str) -> str:
+        cwd = str(self.vars.get("PWD") or "/")
+        full = p if p.startswith("/") else cwd.rstrip("/") + "/" + p
+        parts: list[str] = []
+        for part in full.split("/"):
+            if part in ("", "."):
+                continue
+            if part == "..":
+                if parts:
+                    parts.pop()
+            else:
+                parts.append(part)
+        return "/" + "/".join(parts)
+
+    def read_file(self, p: str) -> str | None:
+        full = self.path(p)
+        if full == "/dev/null":
+            return ""
+        if full == "/etc/hostname":
+            return self.hostname() + "\n"
+        return self.run.fs.get(full)
+
+    def is_dir(self, p: str) -> bool:
+        full = self.path(p)
+        if full in _DEFAULT_DIRS or full in self.run.dirs:
+            return True
+        prefix = full.rstrip("/") + "/"
+        return any(k.startswith(prefix) for k in self.run.fs)
+
+    def hostname(self) -> str:
+        return str(self.vars.get("HOSTNAME") or self.run.program.env.get("HOSTNAME") or "localhost")
+
+    def var(self, name: str) -> str | None:
+        if name == "?":
+            return str(self.status)
+        if name == "$":
+            return "1"
+        if name == "#":
+            return str(len(self.params))
+        if name in ("@", "*"):
+            return " ".join(self.params)
+        if name == "0":
+            return self.arg0
+        if name.isdigit():
+            k = int(name)
+            return self.params[k - 1] if k <= len(self.params) else None
+        if name == "RANDOM":
+            return str(self.run.rng.randrange(32768))
+        value = self.vars.get(name)
+        if isinstance(value, list):
+            return value[0] if value else ""
+        return value
+
+    # ---------------------------------------------------------------- expansion
+
+    def expand_segments(self, raw: str) -> Gen:
+        """Expand one raw word into segments ``(text, kind)``: kind ``lit``, ``split`` or ``break``."""
+        segs: list[tuple[str, str]] = []
+        i, n = 0, len(raw)
+        while i < n:
+            c = raw[i]
+            if c == "'":
+                k = raw.index("'", i + 1)
+                segs.append((raw[i + 1:k], "lit"))
+                i = k + 1
+            elif c == '"':
+                k = _skip_dquote(raw, i)
+                segs.append(("", "lit"))  # "" is an (empty) field
+                yield from self._expand_dquoted(raw[i + 1:k - 1], segs)
+                i = k
+            elif c == "\\":
+                segs.append((raw[i + 1:i + 2], "lit"))
+                i += 2
+            elif c == "$" or c == "`":
+                text, i, many = yield from self._expand_dollar(raw, i)
+                if many is not None:
+                    for j, item in enumerate(many):
+                        if j:
+                            segs.append(("", "break"))
+                        segs.append((item, "split"))
+                else:
+                    segs.append((text, "split"))
+            else:
+                segs.append((c, "lit"))
+                i += 1
+        return segs
+
+    def _expand_dquoted(self, inner: str, segs: list[tuple[str, str]]) -> Gen:
+        i, n = 0, len(inner)
+        while i < n:
+            c = inner[i]
+            if c == "\\" and i + 1 < n and inner[i + 1] in '$`"\\\n':
+                segs.append((inner[i + 1] if inner[i + 1] != "\n" else "", "lit"))
+                i += 2
+            elif c == "$" or c == "`":
+                text, i, many = yield from self._expand_dollar(inner, i, quoted=True)
+                if many is not None:
+                    for j, item in enumerate(many):
+                        if j:
+                            segs.append(("", "break"))
+                        segs.append((item, "lit"))
+                else:
+                    segs.append((text, "lit"))
+            else:
+                segs.append((c, "lit"))
+                i += 1
+
+    def _expand_dollar(self, s: str, i: int, quoted: bool = False) -> Gen:
+        """Expand ``$...``/backticks at ``s[i]``; returns (text, next index, list-of-fields or None)."""
+        if s[i] == "`":
+            k = s.index("`", i + 1)
+            text = yield from self.command_substitution(s[i + 1:k])
+            return text, k + 1, None
+        if s.startswith("$((", i):
+            k = _skip_dollar(s, i)
+            expr = yield from self.expand_string(s[i + 3:k - 2])
+            return str(self.arith(expr)), k, None
+        if s.startswith("$(", i):
+            k = _skip_dollar(s, i)
+            text = yield from self.command_substitution(s[i + 2:k - 1])
+            return text, k, None
+        if s.startswith("${", i):
+            k = _skip_dollar(s, i)
+            text, many = yield from self._param(s[i + 2:k - 1])
+            return text, k, many
+        m = re.match(r"[A-Za-z_][A-Za-z0-9_]*|[0-9?$#@*!-]", s[i + 1:])
+        if not m:
+            return "$", i + 1, None
+        name = m.group(0)
+        if name == "@" and quoted:
+            return "", i + 2, list(self.params)
+        return self.var(name) or "", i + 1 + len(name), None
+
+    def _param(self, body: str) -> Gen:
+        if body.startswith("#") and len(body) > 1:
+            value = self.vars.get(body[1:])
+            if isinstance(value, list):
+                return str(len(value)), None
+            return str(len(self.var(body[1:]) or "")), None
+        m = re.match(r"([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[?$#@*])(?:\[([^\]]*)\])?", body)
+        if not m:
+            raise _Exit(2)
+        name, index = m.group(1), m.group(2)
+        rest = body[m.end():]
+        if index is not None:
+            arr = self.vars.get(name)
+            items = arr if isinstance(arr, list) else ([arr] if arr is not None else [])
+            if index in ("@", "*"):
+                return " ".join(items), (list(items) if index == "@" else None)
+            idx = self.arith((yield from self.expand_string(index)))
+            value = items[idx] if 0 <= idx < len(items) else None
+        else:
+            value = self.var(name)
+        m2 = re.match(r"(:?)([-=+?])", rest)
+        if m2:
+            word = yield from self.expand_string(rest[m2.end():])
+            unset = value is None or (m2.group(1) == ":" and value == "")
+            op = m2.group(2)
+            if op == "-":
+                value = word if unset else value
+            elif op == "=":
+                if unset:
+                    self.vars[name] = value = word
+            elif op == "+":
+                value = "" if unset else word
+            elif op == "?" and unset:
+                self.run.write("stderr", f"sh: {name}: {word or 'parameter not set'}\n")
+                raise _Exit(2)
+        return value or "", None
+
+    def expand_string(self, raw: str) -> Gen:
+        """Expand without field splitting (assignments, ``[[ ]]``, here-strings)."""
+        segs = yield from self.expand_segments(raw)
+        return "".join(text for text, kind in segs if kind != "break")
+
+    def expand_words(self, raws: list[str]) -> Gen:
+        """Expand words into fields (quote removal, parameter/command/arith expansion, field splitting)."""
+        fields: list[str] = []
+        for raw in raws:
+            segs = yield from self.expand_segments(raw)
+            cur, have = "", False
+            for text, kind in segs:
+                if kind == "lit":
+                    cur += text
+                    have = True
+                elif kind == "break":
+                    fields.append(cur)
+                    cur, have = "", False
+                else:
+                    for j, part in enumerate(re.split(r"[ \t\n]+", text)):
+                        if j and have:
+                            fields.append(cur)
+                            cur, have = "", False
+                        if part:
+                            cur += part
+                            have = True
+            if have:
+                fields.append(cur)
+        return fields
+
+    def command_substitution(self, src: str) -> Gen:
+        if src.strip().startswith("<"):
+            text = self.read_file((yield from self.expand_string(src.strip()[1:].strip())))
+            return (text or "").rstrip("\n")
+        buf: list[str] = []
+        sub = self.child()
+        io = _IO(buf.append, self.run.stderr_writer(), _Input(""))
+        try:
+            tree = parse_shell(src)
+        except ValueError:
+            return ""
+        try:
+            yield from sub.run_node(tree, io)
+        except _Exit:
+            pass
+        return "".join(buf).rstrip("\n")
+
+    def arith(self, expr: str) -> int:
+        text = expr.replace("&&", " and ").replace("||", " or ").strip()
+        text = re.sub(r"!(?!=)", " not ", text)
+        try:
+            tree = ast.parse(text or "0", mode="eval")
+        except SyntaxError:
+            self.run.write("stderr", f"sh: arithmetic syntax error: {expr}\n")
+            raise _Exit(2) from None
+
+        def ev(node: ast.AST) -> int:
+            if isinstance(node, ast.Expression):
+                return ev(node.body)
+            if isinstance(node, ast.Constant) and isinstance(node.value, int):
+                return node.value
+            if isinstance(node, ast.Name):
+                v = self.var(node.id) or "0"
+                return int(v) if re.fullmatch(r"-?\d+", v.strip()) else 0
+            if isinstance(node, ast.UnaryOp):
+                v = ev(node.operand)
+                return {ast.USub: -v, ast.UAdd: v, ast.Not: int(not v), ast.Invert: ~v}[type(node.op)]
+            if isinstance(node, ast.BoolOp):
+                vals = [ev(v) for v in node.values]
+                return int(all(vals)) if isinstance(node.op, ast.And) else int(any(vals))
+            if isinstance(node, ast.Compare):
+                left = ev(node.left)
+                for op, right_node in zip(node.ops, node.comparators):
+                    right = ev(right_node)
+                    ok = {ast.Eq: left == right, ast.NotEq: left != right, ast.Lt: left < right,
+                          ast.LtE: left <= right, ast.Gt: left > right, ast.GtE: left >= right}.get(type(op))
+                    if not ok:
+                        return 0
+                    left = right
+                return 1
+            if isinstance(node, ast.BinOp):
+                a, b = ev(node.left), ev(node.right)
+                if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and b == 0:
+                    raise ZeroDivisionError
+                if isinstance(node.op, (ast.Div, ast.FloorDiv)):
+                    return int(a / b)
+                if isinstance(node.op, ast.Mod):
+                    return a - b * int(a / b)
+                ops = {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b, ast.BitAnd: a & b, ast.BitOr: a | b,
+                       ast.BitXor: a ^ b}
+                if type(node.op) in ops:
+                    return ops[type(node.op)]
+            raise ValueError(expr)
+
+        try:
+            return ev(tree)
+        except (ValueError, KeyError, ZeroDivisionError):
+            self.run.write("stderr", f"sh: arithmetic error: {expr}\n")
+            raise _Exit(2) from None
+
+    # ---------------------------------------------------------------- execution
+
+    def run_node(self, node: Node, io: _IO) -> Gen:
+        kind = node[0]
+        if kind == "list":
+            status = 0
+            for item, background in node[1]:
+                if background:
+                    self.run.spawn(self.child()._background(item, io))
+                    status = 0
+                    continue
+                status = yield from self.run_node(item, io)
+                self.status = status
+                if status and self.errexit and not self.cond and item[0] not in ("andor", "pipe"):
+                    raise _Exit(status)
+            return status
+        if kind == "andor":
+            status = yield from self._cond(node[1], io)
+            for op, item in node[2]:
+                if (op == "&&") == (status == 0):
+                    status = yield from self._cond(item, io)
+                    self.status = status
+            return status
+        if kind == "pipe":
+            cmds, negate = node[1], node[2]
+            inp = io.inp
+            status = 0
+            for idx, cmd in enumerate(cmds):
+                last = idx == len(cmds) - 1
+                buf: list[str] = []
+                stage_io = _IO(io.out if last else buf.append, io.err, inp)
+                sub = self if last else self.child()
+                try:
+                    status = yield from sub.run_node(cmd, stage_io)
+                except _Exit as e:
+                    if last and len(cmds) == 1:
+                        raise
+                    status = e.code
+                inp = _Input("".join(buf))
+            return int(not status) if negate else status
+        if kind == "simple":
+            return (yield from self.run_simple(node, io))
+        if kind == "test2":
+            yield from self.step()
+            io2 = yield from self.redirect(node[2], io)
+            if io2 is None:
+                return 1
+            words = []
+            for w in node[1]:
+                words.append(w if w.startswith("\0") else (yield from self.expand_string(w)))
+            return self.test(words, double=True)
+        if kind == "if":
+            for cond, body in node[1]:
+                status = yield from self._cond(cond, io)
+                if status == 0:
+                    return (yield from self.run_node(body, io))
+            if node[2] is not None:
+                return (yield from self.run_node(node[2], io))
+            return 0
+        if kind == "loop":
+            until, cond, body = node[1], node[2], node[3]
+            status = 0
+            while True:
+                yield from self.step()
+                c = yield from self._cond(cond, io)
+                if (c == 0) == until:
+                    return status
+                try:
+                    status = yield from self.run_node(body, io)
+                except _LoopCtl as ctl:
+                    if ctl.levels > 1:
+                        ctl.levels -= 1
+                        raise
+                    if ctl.kind == "break":
+                        return 0
+        if kind == "for":
+            name, words, body = node[1], node[2], node[3]
+            items = list(self.params) if words is None else (yield from self.expand_words(words))
+            status = 0
+            for item in items:
+                yield from self.step()
+                self.vars[name] = item
+                try:
+                    status = yield from self.run_node(body, io)
+                except _LoopCtl as ctl:
+                    if ctl.levels > 1:
+                        ctl.levels -= 1
+                        raise
+                    if ctl.kind == "break":
+                        break
+            return status
+        if kind == "group":
+            return (yield from self.run_node(node[1], io))
+        if kind == "sub":
+            try:
+                return (yield from self.child().run_node(node[1], io))
+            except _Exit as e:
+                return e.code
+        if kind == "redir":
+            io2 = yield from self.redirect(node[2], io)
+            if io2 is None:
+                return 1
+            return (yield from self.run_node(node[1], io2))
+        raise AssertionError(kind)
+
+    def _cond(self, node: Node, io: _IO) -> Gen:
+        self.cond += 1
+        try:
+            return (yield from self.run_node(node, io))
+        finally:
+            self.cond -= 1
+
+    def _background(self, node: Node, io: _IO) -> Gen:
+        try:
+            yield from self.run_node(node, io)
+        except (_Exit, _LoopCtl):
+            pass
+
+    def redirect(self, redirs: list[tuple[str, str]], io: _IO) -> Gen:
+        """Apply redirections; returns a new :class:`_IO` or None (error already reported)."""
+        out, err, inp = io.out, io.err, io.inp
+        for op, raw in redirs:
+            target = yield from self.expand_string(raw)
+            fd = op[: len(op) - len(op.lstrip("0123456789"))] or ("0" if op.lstrip("0123456789")[0] == "<" else "1")
+            sym = op.lstrip("0123456789")
+            if sym in (">&", "<&"):
+                src = {"1": out, "2": err}.get(target)
+                if src is None:
+                    continue
+                if fd == "1":
+                    out = src
+                elif fd == "2":
+                    err = src
+                continue
+            if sym == "<":
+                text = self.read_file(target)
+                if text is None:
+                    io.err(f"sh: can't open '{target}': No such file or directory\n")
+                    return None
+                inp = _Input(text)
+                continue
+            writer = self._file_writer(target, append=sym == ">>", io=io)
+            if fd == "1":
+                out = writer
+            elif fd == "2":
+                err = writer
+        return _IO(out, err, inp)
+
+    def _file_writer(self, target: str, *, append: bool, io: _IO) -> Callable[[str], None]:
+        full = self.path(target)
+        if full == "/dev/null":
+            return lambda text: None
+        if full in ("/dev/stdout", "/proc/self/fd/1", "/proc/1/fd/1", "/dev/fd/1"):
+            return io.out
+        if full in ("/dev/stderr", "/proc/self/fd/2", "/proc/1/fd/2", "/dev/fd/2"):
+            return io.err
+        fs = self.run.fs
+        if not append or full not in fs:
+            fs[full] = ""
+
+        def write(text: str) -> None:
+            fs[full] = fs.get(full, "") + text
+
+        return write
+
+    def run_simple(self, node: Node, io: _IO) -> Gen:
+        _, assigns, raw_words, redirs = node
+        yield from self.step()
+        argv = yield from self.expand_words(raw_words)
+        values = []
+        for a in assigns:
+            name, _, raw = a.partition("=")
+            if raw.startswith("(") and raw.endswith(")"):
+                values.append((name, (yield from self.expand_words(_lex_words(raw[1:-1])))))
+            else:
+                values.append((name, (yield from self.expand_string(raw))))
+        io2 = yield from self.redirect(redirs, io)
+        if io2 is None:
+            return 1
+        if not argv:
+            for name, value in values:
+                self.vars[name] = value
+            return self.status if raw_words or not assigns else 0
+        if values:  # VAR=x cmd: the command sees VAR, the shell keeps its own
+            saved = dict(self.vars)
+            self.vars.update(dict(values))
+            try:
+                return (yield from self.exec_argv(argv, io2))
+            finally:
+                self.vars = saved | {k: v for k, v in self.vars.items() if k not in dict(values)}
+        return (yield from self.exec_argv(argv, io2))
+
+    def exec_argv(self, argv: list[str], io: _IO) -> Gen:
+        """Run one command line (already expanded): builtin, utility, known program or unknown program."""
+        name = argv[0].rsplit("/", 1)[-1] if "/" in argv[0] else argv[0]
+        handler = _COMMANDS.get(name)
+        if handler is None:
+            return (yield from self.unknown(argv, io))
+        return (yield from handler(self, argv, io))
+
+    def unknown(self, argv: list[str], io: _IO) -> Gen:
+        """A program we cannot interpret: it runs until stopped, serving (exits 0 at once in a probe)."""
+        if self.probe:
+            return 0
+        script = self.read_file(argv[0]) if "/" in argv[0] else None
+        if script is not None and script.startswith("#!") and re.match(r"#!\s*\S*(sh|bash)\b", script):
+            return (yield from _run_script_text(self, script, argv[0], argv[1:], io))
+        return (yield from self.serve())
+
+    def serve(self, cpu: int | None = None, memory: int | None = None, *, term_exits: bool = True) -> Gen:
+        """Block forever as a server: answers network probes and exits 0 on SIGTERM."""
+        if self.probe:
+            return 0
+        info = self.run.program.image_defaults
+        self.run.set_usage(cpu=cpu if cpu is not None else (info.cpu if info else 1),
+                           memory=memory if memory is not None else (info.memory if info else 16 * _MiB))
+        self.run.serving = True
+        if term_exits and self.run.term_action is None:
+            self.run.term_action = (0, 0.0)
+        yield _INF
+
+    # ---------------------------------------------------------------- test / [ / [[
+
+    def test(self, words: list[str], *, double: bool) -> int:
+        """Evaluate ``test``/``[``/``[[`` arguments; 0 true, 1 false, 2 error."""
+        pos = 0
+
+        def peek() -> str | None:
+            return words[pos] if pos < len(words) else None
+
+        def is_op(w: str | None, *ops: str) -> bool:
+            return w is not None and (w.lstrip("\0") in ops if double else w in ops)
+
+        def or_expr() -> bool:
+            nonlocal pos
+            v = and_expr()
+            while is_op(peek(), "||", "-o") and (double or peek() == "-o"):
+                pos += 1
+                v = and_expr() or v
+            return v
+
+        def and_expr() -> bool:
+            nonlocal pos
+            v = unary()
+            while is_op(peek(), "&&", "-a") and (double or peek() == "-a"):
+                pos += 1
+                v = unary() and v
+            return v
+
+        def unary() -> bool:
+            nonlocal pos
+            w = peek()
+            if w is None:
+                return False
+            if w in ("!", "\0!"):
+                pos += 1
+                return not unary()
+            if is_op(w, "(") and (double or w == "("):
+                pos += 1
+                v = or_expr()
+                if is_op(peek(), ")"):
+                    pos += 1
+                return v
+            nxt = words[pos + 1] if pos + 1 < len(words) else None
+            if nxt is not None and nxt.lstrip("\0") in _TEST_BINARY and not nxt.startswith("\0(") \
+                    and (pos + 2 < len(words)):
+                left, op, right = w.lstrip("\0"), nxt.lstrip("\0"), words[pos + 2].lstrip("\0")
+                pos += 3
+                return self._binary(left, op, right, double)
+            if w.startswith("-") and len(w) == 2 and nxt is not None and not is_op(nxt, "&&", "||", ")"):
+                pos += 2
+                return self._unary(w, nxt)
+            pos += 1
+            return w != ""
+
+        try:
+            v = or_expr()
+        except ValueError:
+            return 2
+        return 0 if v else 1
+
+    def _unary(self, op: str, arg: str) -> bool:
+        if op == "-n":
+            return arg != ""
+        if op == "-z":
+            return arg == ""
+        if op == "-d":
+            return self.is_dir(arg)
+        if op in ("-e", "-r", "-w", "-x", "-a"):
+            return self.read_file(arg) is not None or self.is_dir(arg)
+        if op in ("-f",):
+            return self.read_file(arg) is not None
+        if op == "-s":
+            return bool(self.read_file(arg))
+        if op in ("-L", "-h", "-p", "-S", "-b", "-c", "-t"):
+            return False
+        raise ValueError(op)
+
+    def _binary(self, left: str, op: str, right: str, double: bool) -> bool:
+        if op in ("=", "=="):
+            return fnmatch.fnmatchcase(left, right) if double else left == right
+        if op == "!=":
+            return not fnmatch.fnmatchcase(left, right) if double else left != right
+        if op == "=~":
+            m = re.search(right, left)
+            self.vars["BASH_REMATCH"] = [m.group(0), *[g or "" for g in m.groups()]] if m else []
+            return m is not None
+        if op in ("<", ">"):
+            return left < right if op == "<" else left > right
+        try:
+            a, b = int(left.strip()), int(right.strip())
+        except ValueError:
+            self.run.write("stderr", f"sh: {left if not left.strip().lstrip('-').isdigit() else right}: bad number\n")
+            raise
+        return {"-eq": a == b, "-ne": a != b, "-lt": a < b, "-le": a <= b, "-gt": a > b, "-ge": a >= b}[op]
+
+
+_TEST_BINARY = frozenset({"=", "==", "!=", "=~", "<", ">", "-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+
+
+def _lex_words(src: str) -> list[str]:
+    return [t for k, t in _lex(src) if k == "w"]
+
+
+def _run_script_text(sh: _Shell, script: str, arg0: str, params: list[str], io: _IO) -> Gen:
+    try:
+        tree = parse_shell(script)
+    except ValueError:
+        return (yield from sh.serve())  # a script we cannot read is treated like an unknown program
+    sub = sh.child()
+    sub.arg0, sub.params = arg0, list(params)
+    try:
+        return (yield from sub.run_node(tree, io))
+    except _Exit as e:
+        return e.code
+    except _LoopCtl:
+        return 0
+
+
+# --------------------------------------------------------------------------- commands
+
+_Handler = Callable[[_Shell, list[str], _IO], Gen]
+_COMMANDS: dict[str, _Handler] = {}
+
+
+def _command(*names: str) -> Callable[[_Handler], _Handler]:
+    def register(fn: _Handler) -> _Handler:
+        for name in names:
+            _COMMANDS[name] = fn
+        return fn
+
+    return register
+
+
+def _done(code: int = 0) -> Gen:
+    return code
+    yield  # pragma: no cover - makes this a generator
+
+
+@_command("sh", "bash", "ash", "dash", "ksh")
+def _c_sh(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    args = argv[1:]
+    errexit = False
+    command = None
+    while args and args[0].startswith(("-", "+")) and args[0] not in ("-", "--"):
+        flag = args.pop(0)
+        if flag.startswith("--"):
+            continue
+        if "e" in flag and flag.startswith("-"):
+            errexit = True
+        if "c" in flag:
+            if not args:
+                io.err(f"{argv[0]}: -c: option requires an argument\n")
+                return 2
+            command = args.pop(0)
+    if args and args[0] == "--":
+        args.pop(0)
+    if command is None:
+        if args:  # sh FILE [ARGS]
+            text = sh.read_file(args[0])
+            if text is None:
+                return (yield from sh.unknown(argv, io))  # the script lives in the image
+            return (yield from _run_script_text(_with(sh, errexit), text, args[0], args[1:], io))
+        text = io.inp.read_all()
+        if text is None:  # interactive shell on an open stdin: waits forever
+            yield _INF
+        return (yield from _run_script_text(_with(sh, errexit), text or "", argv[0], [], io))
+    arg0 = args[0] if args else argv[0]
+    return (yield from _run_script_text(_with(sh, errexit), command, arg0, args[1:], io))
+
+
+def _with(sh: _Shell, errexit: bool) -> _Shell:
+    sub = sh.child()
+    sub.errexit = errexit
+    sub.vars = dict(sh.run.program.env) | {k: v for k, v in sh.vars.items()
+                                           if k in sh.run.program.env or k in sh.run.exported}
+    return sub
+
+
+@_command("true", ":")
+def _c_true(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    return (yield from _done(0))
+
+
+@_command("false")
+def _c_false(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    return (yield from _done(1))
+
+
+@_command("exit", "return")
+def _c_exit(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    code = sh.status
+    if len(argv) > 1:
+        try:
+            code = int(argv[1]) & 255
+        except ValueError:
+            io.err(f"sh: exit: Illegal number: {argv[1]}\n")
+            code = 2
+    raise _Exit(code)
+    yield  # pragma: no cover
+
+
+@_command("break", "continue")
+def _c_break(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    levels = int(argv[1]) if len(argv) > 1 and argv[1].isdigit() else 1
+    raise _LoopCtl(argv[0], max(1, levels))
+    yield  # pragma: no cover
+
+
+@_command("exec")
+def _c_exec(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    if len(argv) == 1:
+        return 0
+    status = yield from sh.exec_argv(argv[1:], io)
+    raise _Exit(status)
+
+
+@_command("echo")
+def _c_echo(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    args = argv[1:]
+    newline, escapes = True, False
+    while args and re.fullmatch(r"-[neE]+", args[0]):
+        flag = args.pop(0)
+        newline = newline and "n" not in flag
+        escapes = ("e" in flag) or (escapes and "E" not in flag)
+    text = " ".join(args)
+    if escapes:
+        text, stop = _interpret_escapes(text)
+        newline = newline and not stop
+    io.out(text + ("\n" if newline else ""))
+    return (yield from _done(0))
+
+
+_PRINTF_SPEC = re.compile(r"%([-+ 0#]*)(\d*)(?:\.(\d+))?([sdiouxXfFeEgGcb%])")
+
+
+@_command("printf")
+def _c_printf(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    if len(argv) < 2:
+        io.err("printf: usage: printf FORMAT [ARGUMENT]...\n")
+        return 1
+    fmt, args = argv[1], argv[2:]
+    status = 0
+    out: list[str] = []
+    while True:
+        consumed = 0
+
+        def conv(m: re.Match[str]) -> str:
+            nonlocal consumed, status
+            flags, width, prec, kind = m.groups()
+            if kind == "%":
+                return "%"
+            arg = args[consumed] if consumed < len(args) else ""
+            consumed += 1
+            spec = "%" + flags + width + ("." + prec if prec is not None else "")
+            if kind in "diouxXc":
+                try:
+                    num = int(arg, 0) if arg else 0
+                except ValueError:
+                    io.err(f"printf: invalid number '{arg}'\n")
+                    status, num = 1, 0
+                if kind == "c":
+                    return (spec + "s") % (arg[:1])
+                return (spec + ("d" if kind in "iu" else kind)) % num
+            if kind in "fFeEgG":
+                try:
+                    num_f = float(arg) if arg else 0.0
+                except ValueError:
+                    io.err(f"printf: invalid number '{arg}'\n")
+                    status, num_f = 1, 0.0
+                return (spec + kind) % num_f
+            if kind == "b":
+                return (spec + "s") % _interpret_escapes(arg)[0]
+            return (spec + "s") % arg
+
+        text, stop = _interpret_escapes(fmt)
+        out.append(_PRINTF_SPEC.sub(conv, text))
+        args = args[consumed:]
+        if stop or not args or consumed == 0:
+            break
+    io.out("".join(out))
+    return (yield from _done(status))
+
+
+@_command("sleep")
+def _c_sleep(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    if len(argv) < 2:
+        io.err("sleep: missing operand\n")
+        return 1
+    total = 0.0
+    for arg in argv[1:]:
+        try:
+            total += parse_duration(arg)
+        except ValueError:
+            io.err(f"sleep: invalid number '{arg}'\n")
+            return 1
+    yield sh.run.now + total
+    return 0
+
+
+@_command("date")
+def _c_date(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    when = sh.run.wall_clock(sh.run.now)
+    fmt = next((a[1:] for a in argv[1:] if a.startswith("+")), None)
+    if fmt is not None:
+        text = when.strftime(fmt.replace("%N", "000000000"))
+    elif "-u" in argv or "-R" not in argv:
+        text = f"{when:%a %b} {when.day:2d} {when:%H:%M:%S} UTC {when.year}"
+    else:
+        text = when.strftime("%a, %d %b %Y %H:%M:%S +0000")
+    io.out(text + "\n")
+    return (yield from _done(0))
+
+
+def _files_or_stdin(sh: _Shell, args: list[str], io: _IO, prog: str) -> tuple[list[str | None], int]:
+    if not args or args == ["-"]:
+        return [io.inp.read_all()], 0
+    texts: list[str | None] = []
+    status = 0
+    for a in args:
+        text = sh.read_file(a)
+        if text is None:
+            io.err(f"{prog}: can't open '{a}': No such file or directory\n")
+            status = 1
+            continue
+        texts.append(text)
+    return texts, status
+
+
+@_command("cat")
+def _c_cat(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    args = [a for a in argv[1:] if not (a.startswith("-") and a != "-")]
+    texts, status = _files_or_stdin(sh, args, io, "cat")
+    for text in texts:
+        if text is None:  # an open stdin that never sends data: cat waits forever
+            yield _INF
+        io.out(text)
+    return status
+
+
+def _count_option(args: list[str], default: int) -> tuple[int, list[str], bool]:
+    n, rest, follow = default, [], False
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in ("-n", "-c") and i + 1 < len(args):
+            n = int(args[i + 1].lstrip("+-") or 0)
+            i += 2
+            continue
+        if re.fullmatch(r"-n\d+|-\d+", a):
+            n = int(a.lstrip("-n"))
+        elif a in ("-f", "-F") or a.startswith("--follow") or re.fullmatch(r"-[fFqsv]+", a):
+            follow = follow or "f" in a.lower()
+        else:
+            rest.append(a)
+        i += 1
+    return n, rest, follow
+
+
+@_command("tail")
+def _c_tail(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    n, files, follow = _count_option(argv[1:], 10)
+    if follow:
+        for f in files:
+            text = sh.read_file(f)
+            if text:
+                io.out("".join(text.splitlines(keepends=True)[-n:] if n else []))
+        yield _INF
+    texts, status = _files_or_stdin(sh, files, io, "tail")
+    for text in texts:
+        if text is None:
+            yield _INF
+        io.out("".join(text.splitlines(keepends=True)[-n:] if n else []))
+    return status
+
+
+@_command("head")
+def _c_head(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    n, files, _ = _count_option(argv[1:], 10)
+    texts, status = _files_or_stdin(sh, files, io, "head")
+    for text in texts:
+        if text is None:
+            yield _INF
+        io.out("".join(text.splitlines(keepends=True)[:n]))
+    return status
+
+
+@_command("rev", "wc", "sort", "uniq", "grep")
+def _c_filter(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    prog = argv[0].rsplit("/", 1)[-1]
+    args = argv[1:]
+    flags = "".join(a[1:] for a in args if a.startswith("-") and len(a) > 1)
+    args = [a for a in args if not (a.startswith("-") and len(a) > 1)]
+    pattern = None
+    if prog == "grep":
+        if not args:
+            io.err("grep: missing pattern\n")
+            return 2
+        pattern = args.pop(0)
+    texts, status = _files_or_stdin(sh, args, io, prog)
+    if any(t is None for t in texts):
+        yield _INF
+    lines = "".join(t or "" for t in texts).splitlines()
+    if prog == "rev":
+        io.out("".join(line[::-1] + "\n" for line in lines))
+    elif prog == "wc":
+        text = "".join(t or "" for t in texts)
+        counts = {"l": text.count("\n"), "w": len(text.split()), "c": len(text.encode())}
+        chosen = [k for k in "lwc" if k in flags] or ["l", "w", "c"]
+        io.out(" ".join(str(counts[k]) for k in chosen) + "\n")
+    elif prog in ("sort", "uniq"):
+        if prog == "sort":
+            lines = sorted(lines, reverse="r" in flags)
+        else:
+            lines = [line for i, line in enumerate(lines) if i == 0 or lines[i - 1] != line]
+        io.out("".join(line + "\n" for line in lines))
+    else:
+        try:
+            rx = re.compile(pattern or "", re.IGNORECASE if "i" in flags else 0)
+        except re.error:
+            rx = re.compile(re.escape(pattern or ""))
+        hits = [line for line in lines if bool(rx.search(line)) != ("v" in flags)]
+        if "c" in flags:
+            io.out(f"{len(hits)}\n")
+        elif "q" not in flags:
+            io.out("".join(line + "\n" for line in hits))
+        return 0 if hits else 1
+    return status
+
+
+@_command("seq")
+def _c_seq(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    nums = [a for a in argv[1:] if not (a.startswith("-") and not a[1:2].isdigit())]
+    try:
+        vals = [float(a) for a in nums]
+    except ValueError:
+        io.err(f"seq: invalid number '{next(a for a in nums if not re.fullmatch(r'-?[0-9.]+', a))}'\n")
+        return 1
+    first, inc, last = {1: (1.0, 1.0, vals[-1] if vals else 0.0), 2: (vals[0], 1.0, vals[-1]) if vals else (1, 1, 0),
+                        3: tuple(vals[:3])}.get(len(vals), (1.0, 1.0, 0.0))
+    out, x = [], first
+    while inc and (x <= last if inc > 0 else x >= last) and len(out) < 100_000:
+        out.append(str(int(x)) if x == int(x) else f"{x:g}")
+        x += inc
+    io.out("".join(v + "\n" for v in out))
+    return (yield from _done(0))
+
+
+@_command("touch", "mkdir", "rm", "rmdir", "cp", "mv", "ln", "chmod", "chown", "ls")
+def _c_files(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    prog = argv[0].rsplit("/", 1)[-1]
+    flags = "".join(a[1:] for a in argv[1:] if a.startswith("-") and len(a) > 1)
+    args = [a for a in argv[1:] if not (a.startswith("-") and len(a) > 1)]
+    fs, status = sh.run.fs, 0
+    if prog == "touch":
+        for a in args:
+            fs.setdefault(sh.path(a), "")
+    elif prog == "mkdir":
+        sh.run.dirs.update(sh.path(a) for a in args)
+    elif prog in ("rm", "rmdir"):
+        for a in args:
+            full = sh.path(a)
+            under = [k for k in fs if k.startswith(full.rstrip("/") + "/")] if "r" in flags.lower() else []
+            if full not in fs and not under and full not in sh.run.dirs:
+                if "f" not in flags:
+                    io.err(f"{prog}: can't remove '{a}': No such file or directory\n")
+                    status = 1
+                continue
+            for k in [full, *under]:
+                fs.pop(k, None)
+            sh.run.dirs.discard(full)
+    elif prog in ("cp", "mv") and len(args) >= 2:
+        dest = args[-1]
+        for a in args[:-1]:
+            text = sh.read_file(a)
+            if text is None:
+                io.err(f"{prog}: can't stat '{a}': No such file or directory\n")
+                status = 1
+                continue
+            target = sh.path(dest + "/" + a.rsplit("/", 1)[-1]) if sh.is_dir(dest) else sh.path(dest)
+            fs[target] = text
+            if prog == "mv":
+                fs.pop(sh.path(a), None)
+    elif prog == "ls":
+        for a in args or ["."]:
+            full = sh.path(a)
+            if full in fs:
+                io.out(a + "\n")
+                continue
+            if not sh.is_dir(a):
+                io.err(f"ls: {a}: No such file or directory\n")
+                status = 1
+                continue
+            prefix = full.rstrip("/") + "/"
+            names = {k[len(prefix):].split("/", 1)[0] for k in [*fs, *sh.run.dirs] if k.startswith(prefix)}
+            io.out("".join(name + "\n" for name in sorted(names)))
+    return (yield from _done(status))
+
+
+@_command("test", "[")
+def _c_test(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    args = argv[1:]
+    if argv[0] == "[":
+        if not args or args[-1] != "]":
+            io.err("[: missing ]\n")
+            return 2
+        args = args[:-1]
+    return (yield from _done(sh.test(args, double=False)))
+
+
+@_command("env", "printenv")
+def _c_env(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    prog = argv[0].rsplit("/", 1)[-1]
+    args = argv[1:]
+    if prog == "env":
+        assigns = []
+        while args and (args[0].startswith("-") or "=" in args[0]):
+            a = args.pop(0)
+            if "=" in a:
+                assigns.append(a.split("=", 1))
+        if args:
+            sub = sh.child()
+            sub.vars.update(dict(assigns))
+            return (yield from sub.exec_argv(args, io))
+    env = {k: sh.vars[k] for k in sh.run.program.env if isinstance(sh.vars.get(k), str)}
+    env.update({k: v for k, v in sh.vars.items() if k in sh.run.exported and isinstance(v, str)})
+    if prog == "printenv" and args:
+        missing = [a for a in args if a not in env]
+        io.out("".join(env[a] + "\n" for a in args if a in env))
+        return 1 if missing else 0
+    io.out("".join(f"{k}={v}\n" for k, v in env.items()))
+    return (yield from _done(0))
+
+
+@_command("export", "readonly", "local", "declare", "typeset")
+def _c_export(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    for a in argv[1:]:
+        if a.startswith("-"):
+            continue
+        name, eq, value = a.partition("=")
+        if eq:
+            sh.vars[name] = value
+        sh.run.exported.add(name)
+    return (yield from _done(0))
+
+
+@_command("unset")
+def _c_unset(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    for a in argv[1:]:
+        sh.vars.pop(a, None)
+    return (yield from _done(0))
+
+
+@_command("set")
+def _c_set(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    args = argv[1:]
+    while args:
+        a = args.pop(0)
+        if a == "--":
+            sh.params = args
+            break
+        if a in ("-o", "+o") and args:
+            if args.pop(0) == "errexit":
+                sh.errexit = a == "-o"
+        elif a.startswith("-") and "e" in a:
+            sh.errexit = True
+        elif a.startswith("+") and "e" in a:
+            sh.errexit = False
+        elif not a.startswith(("-", "+")):
+            sh.params = [a, *args]
+            break
+    return (yield from _done(0))
+
+
+@_command("shift")
+def _c_shift(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    n = int(argv[1]) if len(argv) > 1 and argv[1].isdigit() else 1
+    if n > len(sh.params):
+        return 1
+    sh.params = sh.params[n:]
+    return (yield from _done(0))
+
+
+@_command("cd")
+def _c_cd(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    target = argv[1] if len(argv) > 1 else "/root"
+    sh.run.dirs.add(sh.path(target))
+    sh.vars["PWD"] = sh.path(target)
+    return (yield from _done(0))
+
+
+@_command("pwd")
+def _c_pwd(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    io.out(sh.path(".") + "\n")
+    return (yield from _done(0))
+
+
+@_command("read")
+def _c_read(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    names = [a for a in argv[1:] if not a.startswith("-")] or ["REPLY"]
+    line = io.inp.read_line()
+    if line is None:  # open stdin that never sends a line
+        yield _INF
+    if line is False:
+        return 1
+    parts = str(line).split(None, len(names) - 1)
+    for i, name in enumerate(names):
+        sh.vars[name] = parts[i] if i < len(parts) else ""
+    return 0
+
+
+@_command("eval", ".", "source")
+def _c_eval(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    if argv[0] == "eval":
+        text = " ".join(argv[1:])
+    else:
+        text = sh.read_file(argv[1]) if len(argv) > 1 else None
+        if text is None:
+            io.err(f"sh: {argv[0]}: can't open '{argv[1] if len(argv) > 1 else ''}'\n")
+            return 1
+    try:
+        tree = parse_shell(text)
+    except ValueError as err:
+        io.err(f"sh: {err}\n")
+        return 2
+    return (yield from sh.run_node(tree, io))
+
+
+@_command("trap", "wait", "ulimit", "umask", "sync", "hash", "type", "alias", "unalias", "stty", "renice",
+          "ionice", "nice", "sysctl", "mount", "umount", "chgrp", "setsid", "getopts", "shopt")
+def _c_noop(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    return (yield from _done(0))
+
+
+@_command("kill", "killall", "pkill", "pgrep", "pidof")
+def _c_kill(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    return (yield from _done(1))
+
+
+@_command("hostname", "whoami", "id", "uname", "basename", "dirname", "nproc")
+def _c_info(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    prog = argv[0].rsplit("/", 1)[-1]
+    args = argv[1:]
+    if prog == "hostname":
+        text = sh.hostname()
+    elif prog == "whoami":
+        text = "root"
+    elif prog == "id":
+        text = "uid=0(root) gid=0(root) groups=0(root)"
+    elif prog == "uname":
+        text = "Linux"
+    elif prog == "nproc":
+        limit = sh.run.program.cpu_limit
+        text = str(max(1, math.ceil(limit / 1000)) if limit else 2)
+    elif not args:
+        io.err(f"{prog}: missing operand\n")
+        return 1
+    elif prog == "basename":
+        text = args[0].rstrip("/").rsplit("/", 1)[-1]
+        if len(args) > 1 and text.endswith(args[1]):
+            text = text[: -len(args[1])]
+    else:
+        head = args[0].rstrip("/").rsplit("/", 1)
+        text = (head[0] or "/") if len(head) > 1 else "."
+    io.out(text + "\n")
+    return (yield from _done(0))
+
+
+@_command("nohup", "command", "builtin", "time", "stdbuf", "tini", "dumb-init", "su-exec", "gosu")
+def _c_wrapper(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    args = argv[1:]
+    while args and args[0].startswith("-"):
+        args.pop(0)
+    if argv[0].rsplit("/", 1)[-1] in ("su-exec", "gosu") and args:
+        args.pop(0)  # the user
+    if not args:
+        return 0
+    return (yield from sh.exec_argv(args, io))
+
+
+@_command("timeout")
+def _c_timeout(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    args = [a for a in argv[1:] if not a.startswith("-")]
+    if len(args) < 2:
+        io.err("timeout: missing operand\n")
+        return 125
+    try:
+        deadline = sh.run.now + parse_duration(args[0])
+    except ValueError:
+        io.err(f"timeout: invalid time interval '{args[0]}'\n")
+        return 125
+    gen = sh.exec_argv(args[1:], io)
+    try:
+        while True:
+            t = next(gen)
+            if t > deadline:
+                gen.close()
+                yield deadline
+                return 124
+            yield t
+    except StopIteration as stop:
+        return stop.value or 0
+
+
+@_command("wget", "curl", "nslookup", "ping", "dig", "host", "nc", "ncat", "mysql", "mysqladmin", "psql",
+          "pg_isready", "redis-cli", "mongo", "mongosh", "xbstream", "xtrabackup", "kubectl", "git", "tar",
+          "gzip", "gunzip", "sed", "awk", "cut", "tr", "xargs", "find", "apk", "apt-get", "pip", "openssl")
+def _c_client(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    """Network clients and one-shot tools: not emulated, they succeed quietly (``nc -l`` serves)."""
+    if argv[0].rsplit("/", 1)[-1] in ("nc", "ncat") and any(a.startswith(("-l", "--listen")) for a in argv[1:]):
+        return (yield from sh.serve())
+    return (yield from _done(0))
+
+
+# ---- known programs
+
+
+@_command("hello")
+def _p_hello(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    io.out("\nHello from Docker!\nThis message shows that your installation appears to be working correctly.\n")
+    return (yield from _done(0))
+
+
+@_command("docker-entrypoint.sh")
+def _p_entrypoint(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    """The official images' entrypoint: flag-only (or ``*.conf``) arguments go to the image's main program."""
+    args = argv[1:]
+    main = sh.run.program.image_main
+    if main and (not args or args[0].startswith("-") or args[0].endswith(".conf")):
+        args = [main, *args]
+    if not args:
+        return 0
+    return (yield from sh.exec_argv(args, io))
+
+
+@_command("nginx")
+def _p_nginx(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    args = argv[1:]
+    if "-t" in args or "-T" in args:
+        io.err("nginx: the configuration file /etc/nginx/nginx.conf syntax is ok\n"
+               "nginx: configuration file /etc/nginx/nginx.conf test is successful\n")
+        return 0
+    if "-s" in args or "-v" in args or "-V" in args or "-h" in args:
+        return 0
+    return (yield from sh.serve())
+
+
+@_command("postgres")
+def _p_postgres(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    env = sh.vars
+    if not env.get("POSTGRES_PASSWORD") and env.get("POSTGRES_HOST_AUTH_METHOD") != "trust":
+        io.err("Error: Database is uninitialized and superuser password is not specified.\n"
+               "       You must specify POSTGRES_PASSWORD to a non-empty value for the\n"
+               "       superuser. For example, \"-e POSTGRES_PASSWORD=password\" on \"docker run\".\n")
+        return 1
+    return (yield from sh.serve())
+
+
+@_command("mysqld")
+def _p_mysqld(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    env = sh.vars
+    if not any(env.get(k) for k in ("MYSQL_ROOT_PASSWORD", "MYSQL_ALLOW_EMPTY_PASSWORD",
+                                    "MYSQL_RANDOM_ROOT_PASSWORD")):
+        when = sh.run.wall_clock(sh.run.now)
+        io.err(f"{when:%Y-%m-%d %H:%M:%S}+00:00 [ERROR] [Entrypoint]: Database is uninitialized and password "
+               "option is not specified\n"
+               "    You need to specify one of the following as an environment variable:\n"
+               "    - MYSQL_ROOT_PASSWORD\n    - MYSQL_ALLOW_EMPTY_PASSWORD\n    - MYSQL_RANDOM_ROOT_PASSWORD\n")
+        return 1
+    return (yield from sh.serve())
+
+
+@_command("pause")
+def _p_pause(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    sh.run.set_usage(cpu=0, memory=256 * 1024)
+    if sh.run.term_action is None:
+        sh.run.term_action = (0, 0.0)  # pause exits on SIGTERM
+    yield _INF
+
+
+@_command("agnhost")
+def _p_agnhost(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    sub = argv[1] if len(argv) > 1 else ""
+    if sub == "pause":
+        return (yield from _p_pause(sh, argv, io))
+    if sub == "liveness":  # /healthz answers 200 for 10 s, then 500 (the docs' liveness example)
+        sh.run.http_fail_at = sh.run.now + 10.0
+    return (yield from sh.serve())
+
+
+def _stress_bytes(text: str) -> int:
+    m = re.fullmatch(r"(\d+)([bBkKmMgG]?)", text)
+    if not m:
+        return 256 * _MiB
+    return int(m.group(1)) * {"": 1, "b": 1, "k": 1024, "m": _MiB, "g": 1024 * _MiB}[m.group(2).lower()]
+
+
+@_command("stress", "stress-ng")
+def _p_stress(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    """``stress --vm N --vm-bytes B --cpu N`` (polinux/stress) and ``/stress -cpus N`` (vish/stress)."""
+    if sh.probe:
+        return 0
+    args = argv[1:]
+
+    def opt(*names: str) -> str | None:
+        for i, a in enumerate(args):
+            if a in names and i + 1 < len(args):
+                return args[i + 1]
+            for name in names:
+                if a.startswith(name + "="):
+                    return a.split("=", 1)[1]
+        return None
+
+    vm = int(opt("--vm", "-m") or 0)
+    vm_bytes = _stress_bytes(opt("--vm-bytes") or "256M")
+    cpus = int(opt("--cpu", "-c", "-cpus") or 0)
+    memory = 1 * _MiB + vm * vm_bytes
+    timeout = opt("--timeout", "-t")
+    sh.run.set_usage(cpu=0, memory=1 * _MiB)
+    yield sh.run.now + 1.0  # allocating takes a moment
+    sh.run.set_usage(cpu=cpus * 1000 + (1000 if vm else 0), memory=memory)
+    if timeout:
+        yield sh.run.now + parse_duration(timeout)
+        return 0
+    yield _INF
+
+
+@_command("perl")
+def _p_perl(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    """``perl -Mbignum=bpi -wle 'print bpi(N)'`` prints pi (N/200 s); other one-liners exit 0 at once."""
+    text = " ".join(argv[1:])
+    m = re.search(r"print\s+bpi\((\d+)\)", text)
+    if m:
+        n = int(m.group(1))
+        yield sh.run.now + n / 200
+        io.out(_pi(n) + "\n")
+        return 0
+    if not any(a.startswith("-") and "e" in a.lower() for a in argv[1:]):
+        script = io.inp.read_all()
+        if script is None:
+            yield _INF
+    m = re.search(r"print\s+\"([^\"$@]*)\"", text)
+    if m:
+        io.out(_interpret_escapes(m.group(1))[0] + ("\n" if "l" in "".join(argv[1:2]) else ""))
+    return 0
+
+
+@_command("python", "python3", "python2")
+def _p_python(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    args = argv[1:]
+    if "-c" in args:
+        source = args[args.index("-c") + 1] if args.index("-c") + 1 < len(args) else ""
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            io.err("  File \"<string>\", line 1\nSyntaxError: invalid syntax\n")
+            return 1
+        if not _py_supported(tree):
+            return (yield from sh.unknown(argv, io))
+        return (yield from _PyRunner(sh, io).run(tree))
+    if not args:
+        if io.inp.read_all() is None:
+            yield _INF
+        return 0
+    return (yield from sh.unknown(argv, io))
+
+
+class _PyRunner:
+    """Runs the safe ``python -c`` subset: env reads, prints, ``sys.exit``, ``time.sleep``, ifs and loops."""
+
+    def __init__(self, sh: _Shell, io: _IO) -> None:
+        self.sh = sh
+        self.io = io
+        self.names: dict[str, Any] = {}
+
+    def run(self, tree: ast.Module) -> Gen:
+        try:
+            yield from self.block(tree.body)
+        except _PyExit as e:
+            code = e.code
+            if code is None:
+                return 0
+            if isinstance(code, int) and not isinstance(code, bool):
+                return code & 255
+            self.io.err(f"{code}\n")
+            return 1
+        except (TypeError, ValueError, KeyError, ZeroDivisionError, NameError, IndexError, OverflowError) as err:
+            self.io.err(f"Traceback (most recent call last):\n  File \"<string>\", line ?, in <module>\n"
+                        f"{type(err).__name__}: {err}\n")
+            return 1
+        return 0
+
+    def block(self, body: list[ast.stmt]) -> Gen:
+        for stmt in body:
+            yield from self.sh.step()
+            yield from self.stmt(stmt)
+
+    def stmt(self, s: ast.stmt) -> Gen:
+        if isinstance(s, (ast.Import, ast.ImportFrom, ast.Pass)):
+            return
+        if isinstance(s, ast.Expr):
+            if isinstance(s.value, ast.Call) and _py_dotted(s.value.func) == "time.sleep":
+                secs = float(self.expr(s.value.args[0]))
+                yield self.sh.run.now + max(0.0, secs)
+                return
+            self.expr(s.value)
+        elif isinstance(s, ast.Assign):
+            value = self.expr(s.value)
+            for target in s.targets:
+                if not isinstance(target, ast.Name):
+                    raise TypeError("unsupported assignment")
+                self.names[target.id] = value
+        elif isinstance(s, ast.AugAssign):
+            if not isinstance(s.target, ast.Name):
+                raise TypeError("unsupported assignment")
+            self.names[s.target.id] = self.binop(s.op, self.names[s.target.id], self.expr(s.value))
+        elif isinstance(s, ast.If):
+            yield from self.block(s.body if self.expr(s.test) else s.orelse)
+        elif isinstance(s, ast.While):
+            while self.expr(s.test):
+                yield from self.sh.step()
+                try:
+                    yield from self.block(s.body)
+                except _LoopCtl as ctl:
+                    if ctl.kind == "break":
+                        break
+        elif isinstance(s, ast.For):
+            if not isinstance(s.target, ast.Name):
+                raise TypeError("unsupported loop target")
+            for item in list(self.expr(s.iter))[:100_000]:
+                self.names[s.target.id] = item
+                try:
+                    yield from self.block(s.body)
+                except _LoopCtl as ctl:
+                    if ctl.kind == "break":
+                        break
+        elif isinstance(s, (ast.Break, ast.Continue)):
+            raise _LoopCtl("break" if isinstance(s, ast.Break) else "continue", 1)
+
+    def binop(self, op: ast.operator, a: Any, b: Any) -> Any:
+        if isinstance(op, ast.Mult) and (isinstance(a, str) or isinstance(b, str)):
+            if (b if isinstance(a, str) else a) > 100_000:
+                raise ValueError("string too long")
+        return {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b,
+                ast.Div: lambda: a / b, ast.FloorDiv: lambda: a // b, ast.Mod: lambda: a % b}[type(op)]()
+
+    def expr(self, e: ast.expr) -> Any:
+        if isinstance(e, ast.Constant):
+            return e.value
+        if isinstance(e, ast.Name):
+            if e.id in self.names:
+                return self.names[e.id]
+            if e.id in ("True", "False", "None"):
+                return {"True": True, "False": False, "None": None}[e.id]
+            raise NameError(f"name '{e.id}' is not defined")
+        if isinstance(e, ast.BinOp):
+            return self.binop(e.op, self.expr(e.left), self.expr(e.right))
+        if isinstance(e, ast.UnaryOp):
+            v = self.expr(e.operand)
+            return {ast.USub: lambda: -v, ast.UAdd: lambda: +v, ast.Not: lambda: not v}[type(e.op)]()
+        if isinstance(e, ast.BoolOp):
+            result: Any = None
+            for value in e.values:
+                result = self.expr(value)
+                if isinstance(e.op, ast.And) != bool(result):
+                    return result
+            return result
+        if isinstance(e, ast.Compare):
+            left = self.expr(e.left)
+            for op, comp in zip(e.ops, e.comparators):
+                right = self.expr(comp)
+                ok = {ast.Eq: lambda: left == right, ast.NotEq: lambda: left != right,
+                      ast.Lt: lambda: left < right, ast.LtE: lambda: left <= right,
+                      ast.Gt: lambda: left > right, ast.GtE: lambda: left >= right,
+                      ast.In: lambda: left in right, ast.NotIn: lambda: left not in right,
+                      ast.Is: lambda: left is right, ast.IsNot: lambda: left is not right}[type(op)]()
+                if not ok:
+                    return False
+                left = right
+            return True
+        if isinstance(e, ast.JoinedStr):
+            return "".join(str(self.expr(v.value)) if isinstance(v, ast.FormattedValue) else str(self.expr(v))
+                           for v in e.values)
+        if isinstance(e, (ast.List, ast.Tuple)):
+            return [self.expr(v) for v in e.elts]
+        if isinstance(e, ast.Subscript):
+            if _py_dotted(e.value) == "os.environ":
+                return self.env()[self.expr(e.slice)]
+            return self.expr(e.value)[self.expr(e.slice)]
+        if isinstance(e, ast.Call):
+            return self.call(e)
+        raise TypeError(f"unsupported expression {type(e).__name__}")
+
+    def env(self) -> dict[str, str]:
+        return {k: v for k, v in self.sh.vars.items() if isinstance(v, str)}
+
+    def call(self, e: ast.Call) -> Any:
+        name = _py_dotted(e.func)
+        args = [self.expr(a) for a in e.args]
+        kwargs = {k.arg: self.expr(k.value) for k in e.keywords if k.arg}
+        if name == "print":
+            sep, end = kwargs.get("sep", " "), kwargs.get("end", "\n")
+            self.io.out(str(sep).join(str(a) for a in args) + str(end))
+            return None
+        if name in ("sys.exit", "exit"):
+            raise _PyExit(args[0] if args else None)
+        if name in ("os.environ.get", "os.getenv"):
+            return self.env().get(args[0], args[1] if len(args) > 1 else None)
+        if name == "range":
+            return range(*[int(a) for a in args])
+        builtins: dict[str, Callable[..., Any]] = {"int": int, "str": str, "float": float, "len": len, "bool": bool,
+                                                   "abs": abs, "min": min, "max": max}
+        if name in builtins:
+            return builtins[name](*args)
+        raise TypeError(f"unsupported call {name}")
+
+
+# --------------------------------------------------------------------------- behaviour scripts
+
+_PROBE_KINDS = {"ready": "readiness", "live": "liveness", "started": "startup"}
+
+
+@attrs.frozen
+class _Directive:
+    line: int
+    verb: str
+    args: tuple[Any, ...]
+    after: float = 0.0
+    duration: float | None = None
+
+
+def _parse_behaviour(text: str, where: str) -> tuple[_Directive, ...]:
+    """Parse a behaviour script (see docs/container-behaviour.md). Raises ValueError naming ``where`` and the line."""
+    out = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        def fail(problem: str) -> ValueError:
+            return ValueError(f"{where} line {lineno}: {problem}: {line.strip()!r}")
+
+        try:
+            words = shlex.split(line, comments=True)
+        except ValueError as err:
+            raise fail(str(err)) from None
+        if not words:
+            continue
+        verb, args = words[0], words[1:]
+        after, duration = 0.0, None
+
+        def take(keyword: str) -> float | None:
+            if keyword in args:
+                i = args.index(keyword)
+                if i + 1 >= len(args):
+                    raise fail(f"{keyword!r} needs a duration")
+                try:
+                    value = parse_duration(args[i + 1], allow_ms=True)
+                except ValueError:
+                    raise fail(f"invalid duration {args[i + 1]!r}") from None
+                del args[i:i + 2]
+                return value
+            return None
+
+        if verb not in ("log", "sleep", "forever", "exec"):
+            after = take("after") or 0.0
+        if verb in _PROBE_KINDS or verb == "serve":
+            duration = take("for")
+        if verb == "log":
+            parsed: tuple[Any, ...] = (" ".join(args),)
+        elif verb == "sleep":
+            if len(args) != 1:
+                raise fail("'sleep' takes one duration")
+            try:
+                parsed = (parse_duration(args[0], allow_ms=True),)
+            except ValueError:
+                raise fail(f"invalid duration {args[0]!r}") from None
+        elif verb in _PROBE_KINDS:
+            if len(args) != 1 or args[0] not in ("true", "false"):
+                raise fail(f"{verb!r} takes true or false")
+            parsed = (args[0] == "true",)
+        elif verb in ("memory", "cpu"):
+            if len(args) != 1:
+                raise fail(f"{verb!r} takes one quantity")
+            try:
+                parsed = (bytes_value(args[0]) if verb == "memory" else cpu_millis(args[0]),)
+            except (ValueError, TypeError):
+                raise fail(f"invalid quantity {args[0]!r}") from None
+        elif verb == "exit":
+            if len(args) != 1 or not args[0].isdigit():
+                raise fail("'exit' takes an exit code (0-255)")
+            parsed = (int(args[0]) & 255,)
+        elif verb == "serve":
+            protocols = tuple(args) or ("http", "tcp", "grpc")
+            bad = [p for p in protocols if p not in ("http", "tcp", "grpc", "none")]
+            if bad:
+                raise fail(f"unknown protocol {bad[0]!r} (http, tcp, grpc or none)")
+            parsed = protocols
+        elif verb in ("touch", "rm"):
+            if not args:
+                raise fail(f"{verb!r} needs a path")
+            parsed = tuple(args)
+        elif verb == "sigterm":
+            if args == ["ignore"]:
+                parsed = (None,)
+            elif len(args) == 2 and args[0] == "exit" and args[1].isdigit():
+                parsed = (int(args[1]) & 255,)
+            else:
+                raise fail("'sigterm' takes 'ignore' or 'exit CODE'")
+        elif verb == "exec":
+            parsed = tuple(args)
+        elif verb == "forever":
+            if args:
+                raise fail("'forever' takes no arguments")
+            parsed = ()
+        else:
+            raise fail(f"unknown directive {verb!r}")
+        out.append(_Directive(lineno, verb, parsed, after, duration))
+    return tuple(out)
+
+
+def _script_main(program: Program, run: Run) -> Gen:
+    sh = _Shell(run)
+    run.set_usage(cpu=0, memory=1 * _MiB)
+    run.term_action = (0, 0.0)
+    for d in program.script or ():
+        if d.verb == "log":
+            run.write("stdout", d.args[0] + "\n")
+        elif d.verb == "sleep":
+            yield run.now + d.args[0]
+        elif d.verb == "forever":
+            yield _INF
+        elif d.verb == "exec":
+            argv = list(d.args) or list(program.argv)
+            status = yield from _top(sh, argv, run)
+            return status
+        elif d.after and d.verb != "sigterm":  # for sigterm, "after" is the shutdown delay
+            run.call_at(run.now + d.after, lambda d=d: _apply(run, d))
+        else:
+            _apply(run, d)
+    yield _INF
+
+
+def _apply(run: Run, d: _Directive) -> None:
+    """Apply one (possibly delayed) behaviour directive at ``run.now``."""
+    if d.verb in _PROBE_KINDS:
+        run.set_override(_PROBE_KINDS[d.verb], d.args[0])
+        if d.duration is not None:
+            run.call_at(run.now + d.duration, lambda: run.set_override(_PROBE_KINDS[d.verb], not d.args[0]))
+    elif d.verb == "memory":
+        run.set_usage(memory=d.args[0])
+    elif d.verb == "cpu":
+        run.set_usage(cpu=d.args[0])
+    elif d.verb == "exit":
+        run.exit(d.args[0])
+    elif d.verb == "serve":
+        protocols = frozenset(p for p in d.args if p != "none")
+        run.serving, run.protocols = bool(protocols), protocols or run.protocols
+        if d.duration is not None:
+            run.call_at(run.now + d.duration, lambda: setattr(run, "serving", not protocols))
+    elif d.verb == "touch":
+        for p in d.args:
+            run.fs.setdefault(p, "")
+    elif d.verb == "rm":
+        for p in d.args:
+            run.fs.pop(p, None)
+    elif d.verb == "sigterm":
+        run.term_action = None if d.args[0] is None else (d.args[0], d.after)
+
+
+# --------------------------------------------------------------------------- programs and runs
+
+
+def _top(sh: _Shell, argv: list[str], run: Run) -> Gen:
+    io = _IO(run.stdout_writer(), run.stderr_writer(), _Input(None if run.program.stdin else ""))
+    try:
+        return (yield from sh.exec_argv(argv, io))
+    except _Exit as e:
+        return e.code
+    except _LoopCtl:
+        return 0
+
+
+def _command_main(program: Program, run: Run) -> Gen:
+    run.set_usage(cpu=0, memory=1 * _MiB)
+    if not program.argv:
+        return (yield from _Shell(run).serve())
+    return (yield from _top(_Shell(run), list(program.argv), run))
+
+
+@attrs.frozen(eq=False)
+class Program:
+    """A container's behaviour, ready to :meth:`start`. Built by :func:`build_program`; immutable.
+
+    Attributes:
+        container_name: ``container["name"]``.
+        image: the image as written.
+        argv: the command line the runtime would execute (after ``$(VAR)``
+            expansion); empty when unknown (unknown image, no command).
+        source: ``"annotation"``, ``"command"`` (the spec's command/args) or ``"image"``
+            (the image's ENTRYPOINT/CMD from :data:`KNOWN_IMAGES`, or unknown).
+        script: parsed behaviour-script directives (``source == "annotation"``) or None.
+        env: environment (see :func:`container_env`).
+        files: initial in-memory files (path -> text).
+        declared_ports: ``containerPort`` values; ``port_names`` maps port names to them.
+        memory_limit / cpu_limit: ``resources.limits`` in bytes / millicores, or None.
+        stdin: ``container["stdin"]`` (an open stdin keeps ``sh``/``cat`` waiting).
+        image_main / image_defaults: the known image's main program and defaults.
+    """
+
+    container_name: str
+    image: str
+    argv: tuple[str, ...]
+    source: str
+    script: tuple[_Directive, ...] | None
+    env: Mapping[str, str]
+    files: Mapping[str, str]
+    declared_ports: frozenset[int]
+    port_names: Mapping[str, int]
+    memory_limit: int | None
+    cpu_limit: int | None
+    stdin: bool
+    image_main: str | None
+    image_defaults: KnownImage | None
+
+    def start(self, now: float, *, wall_clock: Callable[[float], datetime] | None = None) -> Run:
+        """Start the program at virtual time ``now``; see :class:`Run`.
+
+        ``wall_clock`` maps virtual seconds to an aware UTC datetime for ``date``
+        (default: ``DEFAULT_EPOCH + now``).
+        """
+        return Run(self, now, wall_clock or (lambda t: DEFAULT_EPOCH + timedelta(seconds=t)))
+
+
+def _limit(container: Mapping[str, Any], resource: str) -> int | None:
+    value = ((container.get("resources") or {}).get("limits") or {}).get(resource)
+    if value is None:
+        return None
+    try:
+        return bytes_value(value) if resource == "memory" else cpu_millis(value)
+    except (ValueError, TypeError):
+        return None
+
+
+def build_program(
+    container: Mapping[str, Any],
+    pod_annotations: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
+    *,
+    files: Mapping[str, str] | None = None,
+) -> Program:
+    """Derive a container's behaviour program from its spec (wire form) and the pod's annotations.
+
+    Args:
+        container: a ``spec.containers[]``/``initContainers[]`` item (``name``,
+            ``image``, ``command``, ``args``, ``env``, ``ports``, ``resources``, ``stdin``).
+        pod_annotations: ``metadata.annotations``; ``k8semu.io/behaviour.<name>`` or
+            ``k8semu.io/behaviour`` hold a behaviour script.
+        env: the kubelet's resolved environment (wins over ``container["env"]``).
+        files: initial files of the container's in-memory file system (e.g.
+            ConfigMap volume keys, ``/etc/hosts``), path -> text.
+
+    Raises:
+        ValueError: the behaviour script is invalid; the message names the
+            container, the annotation and the line. The kubelet reports it as
+            ``CreateContainerError`` with this message.
+    """
+    name = str(container.get("name") or "")
+    image = str(container.get("image") or "")
+    full_env = container_env(container, env)
+    try:
+        info = normalize_image(image)
+        known = KNOWN_IMAGES.get(info.base_name)
+    except ValueError:
+        known = None
+    command = [expand_kube_vars(str(a), full_env) for a in container.get("command") or []]
+    args = [expand_kube_vars(str(a), full_env) for a in container.get("args") or []]
+    if command:
+        argv, source = command + args, "command"
+    elif args:
+        source = "command"
+        if known is not None:
+            argv = list(known.entrypoint) + args
+        elif args[0].rsplit("/", 1)[-1] in _COMMANDS:  # unknown image: assume no ENTRYPOINT
+            argv = args
+        else:
+            argv = []
+    else:
+        argv, source = (list(known.entrypoint + known.cmd) if known else []), "image"
+    ports: dict[str, int] = {}
+    declared: set[int] = set()
+    for p in container.get("ports") or []:
+        if isinstance(p.get("containerPort"), int):
+            declared.add(p["containerPort"])
+            if p.get("name"):
+                ports[str(p["name"])] = p["containerPort"]
+    annotations = pod_annotations or {}
+    key = f"{BEHAVIOUR_ANNOTATION}.{name}"
+    if key not in annotations:
+        key = BEHAVIOUR_ANNOTATION
+    script = None
+    if key in annotations:
+        script = _parse_behaviour(str(annotations[key]),
+                                  f'invalid behaviour for container "{name}" (annotation {key}):')
+        source = "annotation"
+    return Program(
+        container_name=name, image=image, argv=tuple(argv), source=source, script=script,
+        env=full_env, files=dict(files or {}), declared_ports=frozenset(declared), port_names=ports,
+        memory_limit=_limit(container, "memory"), cpu_limit=_limit(container, "cpu"),
+        stdin=bool(container.get("stdin")), image_main=known.main if known else None, image_defaults=known,
+    )
+
+
+class Run:
+    """One run (one container start) of a :class:`Program` in virtual time. Not thread-safe, deterministic.
+
+    Drive it with :meth:`next_event_time` and :meth:`advance`; ask :meth:`probe`;
+    stop it with :meth:`terminate` (SIGTERM) and :meth:`kill` (SIGKILL).
+    Attributes of interest: ``exited`` (the :class:`Exited` effect or None),
+    ``serving`` (a server-like program is listening), ``cpu``/``memory`` (current
+    usage), ``fs`` (the in-memory file system; :attr:`files` is a copy).
+    """
+
+    def __init__(self, program: Program, now: float, wall_clock: Callable[[float], datetime]) -> None:
+        self.program = program
+        self.now = now
+        self.started_at = now
+        self.wall_clock = wall_clock
+        self.fs: dict[str, str] = {"/etc/hosts": _DEFAULT_HOSTS} | dict(program.files)
+        self.dirs: set[str] = set()
+        self.exported: set[str] = set()
+        self.rng = random.Random(_digest_int(f"{program.container_name}\0{program.image}"))
+        self.serving = False
+        self.protocols: frozenset[str] = frozenset({"http", "tcp", "grpc"})
+        self.http_fail_at: float | None = None
+        self.term_action: tuple[int, float] | None = None  # (exit code, delay) on SIGTERM; None: ignored
+        self.cpu = 0
+        self.memory = 0
+        self.exited: Exited | None = None
+        self.steps = 0
+        self._overrides: dict[str, bool] = {}
+        self._effects: list[Effect] = []
+        self._heap: list[tuple[float, int, str, Any]] = []
+        self._seq = 0
+        self._partial = {"stdout": "", "stderr": ""}
+        main = _script_main(program, self) if program.script is not None else _command_main(program, self)
+        self._push(now, "main", main)
+
+    # ---------------------------------------------------------------- public API
+
+    def next_event_time(self) -> float | None:
+        """Virtual time of the next thing the program does, or None (runs until stopped, or exited)."""
+        if self.exited is not None or not self._heap:
+            return None
+        return self._heap[0][0]
+
+    def advance(self, until: float) -> list[Effect]:
+        """Run everything due at or before ``until``; return the effects, in time order."""
+        while self._heap and self.exited is None and self._heap[0][0] <= until:
+            t, _, kind, payload = heapq.heappop(self._heap)
+            if t > self.now:
+                self.now = t
+                self.steps = 0
+            try:
+                if kind == "timer":
+                    payload()
+                else:
+                    self._resume(kind, payload)
+            except _Killed:
+                pass
+        if self.exited is None and until > self.now:
+            self.now = until
+            self.steps = 0
+        effects, self._effects = self._effects, []
+        return effects
+
+    def probe(self, kind: str, probe_spec: Mapping[str, Any], now: float) -> bool:
+        """Answer a ``readiness``/``liveness``/``startup`` probe at ``now`` (call :meth:`advance` first).
+
+        Scripted overrides win. ``exec``: the command runs in this container's
+        file system (unknown programs succeed); waiting longer than
+        ``timeoutSeconds`` (default 1) fails it. ``httpGet``/``tcpSocket``/``grpc``:
+        pass while a server-like program runs and the port (named ports
+        resolved, as the kubelet does) is declared, or none is declared.
+        ``httpGet`` needs ``serve http``, ``grpc`` needs ``serve grpc``.
+        A container that has exited fails every probe.
+        """
+        if kind not in ("readiness", "liveness", "startup"):
+            raise ValueError(f"unknown probe kind {kind!r}")
+        if self.exited is not None or now < self.started_at:
+            return False
+        if kind in self._overrides:
+            return self._overrides[kind]
+        if "exec" in probe_spec:
+            return self._exec_probe(probe_spec, now)
+        for handler, protocol in (("httpGet", "http"), ("tcpSocket", "tcp"), ("grpc", "grpc")):
+            if handler in probe_spec:
+                port = self._port((probe_spec.get(handler) or {}).get("port"))
+                if port is None or not self.serving:
+                    return False
+                if self.program.declared_ports and port not in self.program.declared_ports:
+                    return False
+                if protocol != "tcp" and protocol not in self.protocols:
+                    return False
+                if protocol == "http" and self.http_fail_at is not None and now >= self.http_fail_at:
+                    return False
+                return True
+        return False
+
+    def terminate(self, now: float) -> list[Effect]:
+        """Deliver SIGTERM at ``now``. Servers and scripts exit (code 0); ``sleep``, ``tail -f`` and
+        shells run as PID 1 ignore it, so the kubelet's SIGKILL (:meth:`kill`) after the grace period ends them."""
+        effects = self.advance(now)
+        if self.exited is None and self.term_action is not None:
+            code, delay = self.term_action
+            if delay:
+                self.call_at(now + delay, lambda: self.exit(code))
+            else:
+                try:
+                    self.exit(code)
+                except _Killed:
+                    pass
+                effects += self._take()
+        return effects
+
+    def kill(self, now: float) -> list[Effect]:
+        """SIGKILL at ``now``: exit code 137, reason ``Error``."""
+        effects = self.advance(now)
+        if self.exited is None:
+            try:
+                self.exit(137)
+            except _Killed:
+                pass
+            effects += self._take()
+        return effects
+
+    @property
+    def files(self) -> dict[str, str]:
+        """A copy of the container's in-memory files (e.g. to seed the next container sharing a volume)."""
+        return dict(self.fs)
+
+    # ---------------------------------------------------------------- used by programs
+
+    def write(self, stream: str, text: str) -> None:
+        buf = self._partial[stream] + text
+        *lines, rest = buf.split("\n")
+        for line in lines:
+            self._effects.append(LogLine(self.now, line, stream))
+        self._partial[stream] = rest
+
+    def stdout_writer(self) -> Callable[[str], None]:
+        return lambda text: self.write("stdout", text)
+
+    def stderr_writer(self) -> Callable[[str], None]:
+        return lambda text: self.write("stderr", text)
+
+    def set_usage(self, cpu: int | None = None, memory: int | None = None) -> None:
+        """Change CPU (millicores, capped at the limit) and/or memory (bytes); above ``limits.memory`` -> OOMKilled."""
+        if cpu is not None:
+            limit = self.program.cpu_limit
+            cpu = min(cpu, limit) if limit else cpu
+        new = (self.cpu if cpu is None else cpu, self.memory if memory is None else memory)
+        if new != (self.cpu, self.memory):
+            self.cpu, self.memory = new
+            last = self._effects[-1] if self._effects else None
+            if isinstance(last, UsageChanged) and last.t == self.now:
+                self._effects.pop()  # one usage report per instant
+            self._effects.append(UsageChanged(self.now, self.cpu, self.memory))
+        limit = self.program.memory_limit
+        if limit is not None and self.memory > limit:
+            self.exit(137, "OOMKilled")
+
+    def set_override(self, kind: str, ok: bool) -> None:
+        self._overrides[kind] = ok
+        cls = {"readiness": ReadinessChanged, "liveness": LivenessChanged, "startup": StartupChanged}[kind]
+        self._effects.append(cls(self.now, ok))
+
+    def call_at(self, t: float, fn: Callable[[], None]) -> None:
+        self._push(t, "timer", fn)
+
+    def spawn(self, gen: Gen) -> None:
+        """Start a background job (``cmd &``) at the current instant."""
+        self._push(self.now, "job", gen)
+
+    def exit(self, code: int, reason: str | None = None) -> None:
+        """End the container now; raises ``_Killed`` to unwind the running program."""
+        if self.exited is not None:
+            raise _Killed
+        for stream in ("stdout", "stderr"):
+            if self._partial[stream]:
+                self._effects.append(LogLine(self.now, self._partial[stream], stream))
+                self._partial[stream] = ""
+        self.exited = Exited(self.now, code, reason or ("Completed" if code == 0 else "Error"))
+        self._effects.append(self.exited)
+        self.serving = False
+        for _, _, kind, payload in self._heap:
+            if kind != "timer":
+                payload.close()
+        self._heap.clear()
+        raise _Killed
+
+    # ---------------------------------------------------------------- internals
+
+    def _take(self) -> list[Effect]:
+        effects, self._effects = self._effects, []
+        return effects
+
+    def _push(self, t: float, kind: str, payload: Any) -> None:
+        if t == _INF:
+            return
+        self._seq += 1
+        heapq.heappush(self._heap, (t, self._seq, kind, payload))
+
+    def _resume(self, kind: str, gen: Gen) -> None:
+        try:
+            t = next(gen)
+        except StopIteration as stop:
+            if kind == "main":
+                self.exit(int(stop.value or 0) & 255)
+            return
+        except _Exit as e:
+            if kind == "main":
+                self.exit(e.code)
+            return
+        self._push(max(t, self.now), kind, gen)
+
+    def _port(self, port: Any) -> int | None:
+        if isinstance(port, int) and not isinstance(port, bool):
+            return port
+        if isinstance(port, str):
+            if port in self.program.port_names:
+                return self.program.port_names[port]
+            if port.isdigit():
+                return int(port)
+        return None
+
+    def _exec_probe(self, probe_spec: Mapping[str, Any], now: float) -> bool:
+        command = [expand_kube_vars(str(a), self.program.env)
+                   for a in (probe_spec.get("exec") or {}).get("command") or []]
+        if not command:
+            return False
+        timeout = float(probe_spec.get("timeoutSeconds") or 1)
+        sh = _Shell(self, probe=True)
+        io = _IO(lambda text: None, lambda text: None, _Input(""))
+        gen = sh.exec_argv(command, io)
+        saved_now = self.now
+        try:
+            while True:
+                t = next(gen)
+                if t > now + timeout:
+                    gen.close()
+                    return False
+                self.now = max(self.now, t)
+        except StopIteration as stop:
+            return (stop.value or 0) == 0
+        except _Exit as e:
+            return e.code == 0
+        finally:
+            self.now = saved_now
