@@ -577,7 +577,7 @@ class APIServer:
         new_meta = _meta(obj)
         if new_meta.get("deletionTimestamp") and not new_meta.get("finalizers") and (
             not new_meta.get("deletionGracePeriodSeconds") or info.kind != "Pod"
-        ):
+        ) and not (info.kind == "Namespace" and (obj.get("spec") or {}).get("finalizers")):
             if dry_run:
                 return obj
             return self._store_delete(info, cur, obj, ctx)
@@ -911,18 +911,9 @@ class APIServer:
                            ctx: RequestContext | None = None) -> dict[str, Any]:
         """PUT namespaces/NAME/finalize: set ``spec.finalizers``; a terminating
         namespace with none left (and no metadata finalizers) is removed."""
-        ctx = ctx or RequestContext()
-        info = self.resource("namespaces")
-        self._authz(ctx, "update", info, None, name, "finalize")
-        cur = self._current(info, None, name)
-        ns = cur.object
-        new = {**ns, "spec": {**(ns.get("spec") or {}), "finalizers": list(finalizers)}}
-        if not finalizers:
-            new["spec"].pop("finalizers")
-        meta = _meta(new)
-        if meta.get("deletionTimestamp") and not finalizers and not meta.get("finalizers"):
-            return self._store_delete(info, cur, new, ctx)
-        return self._store_update(info, cur, new, ctx)
+        ns = self.get("namespaces", name, ctx=ctx)
+        return self.update("namespaces", {**ns, "spec": {**(ns.get("spec") or {}), "finalizers": list(finalizers)}},
+                           subresource="finalize", ctx=ctx, field_validation="Ignore")
 
     def get_scale(self, resource: ResourceRef, name: str, *, namespace: str | None = None,
                   ctx: RequestContext | None = None) -> dict[str, Any]:

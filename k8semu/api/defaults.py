@@ -458,12 +458,7 @@ def _default_namespace(obj: dict[str, Any]) -> None:
         labels = dict(meta.get("labels") or {})
         labels["kubernetes.io/metadata.name"] = meta["name"]
         meta["labels"] = labels
-    spec = obj.setdefault("spec", {})
-    # namespace strategy PrepareForCreate
-    finalizers = list(spec.get("finalizers") or [])
-    if "kubernetes" not in finalizers:
-        finalizers.append("kubernetes")
-    spec["finalizers"] = finalizers
+    # spec.finalizers ["kubernetes"] is the namespace strategy's PrepareForCreate (k8semu.api.strategy)
     status = obj.setdefault("status", {})
     if not status.get("phase"):
         status["phase"] = "Active"

@@ -103,6 +103,15 @@ def prepare_for_update(obj: dict[str, Any], old: dict[str, Any], subresource: st
     obj = dict(obj)
     meta = dict(obj.get("metadata") or {})
     old_meta = old.get("metadata") or {}
+    if kind == "Namespace" and subresource in ("", "finalize"):
+        # spec.finalizers change only through namespaces/NAME/finalize
+        spec = dict(obj.get("spec") or {})
+        if subresource == "finalize":
+            obj = {**old, "spec": {**(old.get("spec") or {}), "finalizers": spec.get("finalizers") or []}}
+            meta = dict(old_meta)
+        elif "finalizers" in (old.get("spec") or {}):
+            spec["finalizers"] = old["spec"]["finalizers"]
+            obj["spec"] = spec
     if subresource == "status":
         out = {k: v for k, v in old.items() if k != "status"}
         if "status" in obj:
