@@ -1,0 +1,372 @@
+"""PodTopologySpread (upstream ``plugins/podtopologyspread``).
+
+Filter (``whenUnsatisfiable: DoNotSchedule`` constraints): placing the pod in
+a domain must keep ``matching pods in the domain + (1 if the pod matches its
+own selector) - global minimum <= maxSkew``; the global minimum is the
+smallest count over the eligible domains, or 0 while there are fewer
+eligible domains than ``minDomains``. A node lacking a constraint's topology
+label is ``UnschedulableAndUnresolvable``. Eligible nodes honour
+``nodeAffinityPolicy`` (default Honor: the pod's nodeSelector / required
+node affinity) and ``nodeTaintsPolicy`` (default Ignore). ``matchLabelKeys``
+adds ``key in (pod's value)`` to the selector.
+
+Score (``ScheduleAnyway`` constraints, or the default constraints when the
+pod has none: hostname maxSkew 3 and zone maxSkew 5, with the selector built
+from the Services, ReplicationControllers, ReplicaSets and StatefulSets that
+select / own the pod): per node ``sum(count in domain * log(domains + 2) +
+maxSkew - 1)`` rounded, then normalised so the emptiest node gets 100:
+``100 * (max + min - score) / max``.
+
+The PreFilter state supports ``add_pod`` / ``remove_pod`` so preemption and
+nominated pods can adjust counts without recomputing (upstream's two-entry
+``criticalPaths`` approximation included).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from k8semu.api.selectors import (IN, LabelSelector, Requirement, selector_from_label_selector,
+                                  selector_from_set)
+
+from ..cache import Snapshot
+from ..framework import MAX_NODE_SCORE, CycleState, NodeScore, PreFilterResult, Status
+from ..helpers import RequiredNodeAffinity, find_untolerated_taint
+from ..types import NodeInfo, PodInfo
+
+__all__ = ["NAME", "PodTopologySpread", "ERR_REASON_CONSTRAINTS_NOT_MATCH", "ERR_REASON_NODE_LABEL_NOT_MATCH",
+           "SYSTEM_DEFAULT_CONSTRAINTS", "default_selector"]
+
+NAME = "PodTopologySpread"
+ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
+ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+HOSTNAME = "kubernetes.io/hostname"
+ZONE = "topology.kubernetes.io/zone"
+SYSTEM_DEFAULT_CONSTRAINTS = (
+    {"topologyKey": HOSTNAME, "whenUnsatisfiable": "ScheduleAnyway", "maxSkew": 3},
+    {"topologyKey": ZONE, "whenUnsatisfiable": "ScheduleAnyway", "maxSkew": 5},
+)
+_PRE_FILTER_KEY = "PreFilter" + NAME
+_PRE_SCORE_KEY = "PreScore" + NAME
+_INF = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A parsed ``TopologySpreadConstraint``."""
+
+    max_skew: int
+    topology_key: str
+    selector: LabelSelector
+    min_domains: int
+    node_affinity_policy: str
+    node_taints_policy: str
+
+    def match_node_inclusion(self, pod: PodInfo, node: Mapping[str, Any], req: RequiredNodeAffinity) -> bool:
+        if self.node_affinity_policy == "Honor" and not req.matches(node):
+            return False
+        if self.node_taints_policy == "Honor":
+            taints = (node.get("spec") or {}).get("taints") or ()
+            if find_untolerated_taint(taints, (pod.pod.get("spec") or {}).get("tolerations") or ()) is not None:
+                return False
+        return True
+
+
+def _filter_constraints(raw: Sequence[Mapping[str, Any]], pod_labels: Mapping[str, str], action: str,
+                        selector: LabelSelector | None = None) -> list[Constraint]:
+    out = []
+    for c in raw:
+        if (c.get("whenUnsatisfiable") or "DoNotSchedule") != action:
+            continue
+        if selector is not None:
+            sel = selector
+        else:
+            try:
+                sel = selector_from_label_selector(c.get("labelSelector"))
+            except ValueError:
+                continue
+            keys = [k for k in c.get("matchLabelKeys") or () if k in pod_labels]
+            if keys:
+                sel = sel.add(*(Requirement(k, IN, (pod_labels[k],)) for k in keys))
+        out.append(Constraint(int(c.get("maxSkew") or 1), c.get("topologyKey", ""), sel,
+                              int(c.get("minDomains") or 1), c.get("nodeAffinityPolicy") or "Honor",
+                              c.get("nodeTaintsPolicy") or "Ignore"))
+    return out
+
+
+def _labels_have_keys(labels: Mapping[str, str], constraints: Sequence[Constraint]) -> bool:
+    return all(c.topology_key in labels for c in constraints)
+
+
+def _count_matching(pods: Sequence[PodInfo], selector: LabelSelector, ns: str) -> int:
+    if selector.empty or selector.nothing:
+        return 0
+    n = 0
+    for p in pods:
+        if p.namespace == ns and not p.terminating and selector.matches(p.labels):
+            n += 1
+    return n
+
+
+def default_selector(pod: Mapping[str, Any], snapshot: Snapshot) -> LabelSelector:
+    """Upstream ``helper.DefaultSelector``: the union of the selectors of the Services
+    selecting the pod, plus its controlling ReplicationController / ReplicaSet /
+    StatefulSet's selector."""
+    meta = pod.get("metadata") or {}
+    ns = meta.get("namespace", "")
+    labels = meta.get("labels") or {}
+    label_set: dict[str, str] = {}
+    for svc in snapshot.list_objects("Service", ns):
+        sel = (svc.get("spec") or {}).get("selector")
+        if sel is None:
+            continue
+        if selector_from_set(sel).matches(labels):
+            label_set.update(sel)
+    selector = selector_from_set(label_set)
+    owner = next((o for o in meta.get("ownerReferences") or () if o.get("controller")), None)
+    if owner is None:
+        return selector
+    kind, api = owner.get("kind"), owner.get("apiVersion", "")
+    obj = None
+    if kind == "ReplicationController" and api == "v1":
+        obj = snapshot.get_object("ReplicationController", f"{ns}/{owner.get('name')}")
+        if obj is not None:
+            label_set.update((obj.get("spec") or {}).get("selector") or {})
+            return selector_from_set(label_set)
+        return selector
+    if (kind, api) in (("ReplicaSet", "apps/v1"), ("StatefulSet", "apps/v1")):
+        obj = snapshot.get_object(kind, f"{ns}/{owner.get('name')}")
+        if obj is not None:
+            try:
+                other = selector_from_label_selector((obj.get("spec") or {}).get("selector"))
+            except ValueError:
+                return selector
+            if not other.nothing:
+                selector = selector.add(*other.requirements)
+    return selector
+
+
+class _CriticalPaths:
+    """The two domains with the fewest matching pods (upstream ``criticalPaths``)."""
+
+    __slots__ = ("p",)
+
+    def __init__(self) -> None:
+        self.p = [["", _INF], ["", _INF]]
+
+    def clone(self) -> "_CriticalPaths":
+        c = _CriticalPaths()
+        c.p = [list(self.p[0]), list(self.p[1])]
+        return c
+
+    def update(self, value: str, num: int) -> None:
+        p = self.p
+        i = 0 if value == p[0][0] else 1 if value == p[1][0] else -1
+        if i >= 0:
+            p[i][1] = num
+            if p[0][1] > p[1][1]:
+                p[0], p[1] = p[1], p[0]
+        elif num < p[0][1]:
+            p[1] = p[0]
+            p[0] = [value, num]
+        elif num < p[1][1]:
+            p[1] = [value, num]
+
+
+class _PreFilterState:
+    __slots__ = ("constraints", "pair_count", "critical", "domains")
+
+    def __init__(self, constraints: list[Constraint]) -> None:
+        self.constraints = constraints
+        self.pair_count: dict[tuple[str, str], int] = {}
+        self.critical: dict[str, _CriticalPaths] = {}
+        self.domains: dict[str, int] = {}
+
+    def clone(self) -> "_PreFilterState":
+        c = _PreFilterState(self.constraints)
+        c.pair_count = dict(self.pair_count)
+        c.critical = {k: v.clone() for k, v in self.critical.items()}
+        c.domains = dict(self.domains)
+        return c
+
+    def min_match(self, key: str, min_domains: int) -> int:
+        if self.domains.get(key, 0) < min_domains:
+            return 0
+        return self.critical[key].p[0][1]
+
+
+class _PreScoreState:
+    __slots__ = ("constraints", "ignored", "pair_count", "weights")
+
+    def __init__(self) -> None:
+        self.constraints: list[Constraint] = []
+        self.ignored: set[str] = set()
+        self.pair_count: dict[tuple[str, str], int] = {}
+        self.weights: list[float] = []
+
+
+class PodTopologySpread:
+    """Args: ``defaultingType`` (``System`` / ``List``), ``defaultConstraints``."""
+
+    name = NAME
+
+    def __init__(self, args: Mapping[str, Any] | None = None, handle: Any = None) -> None:
+        args = args or {}
+        self.system_defaulted = (args.get("defaultingType") or "System") == "System"
+        if self.system_defaulted:
+            self.default_constraints: Sequence[Mapping[str, Any]] = SYSTEM_DEFAULT_CONSTRAINTS
+        else:
+            self.default_constraints = args.get("defaultConstraints") or ()
+
+    def _constraints(self, snapshot: Snapshot, pod: PodInfo, action: str) -> list[Constraint]:
+        raw = (pod.pod.get("spec") or {}).get("topologySpreadConstraints") or ()
+        if raw:
+            return _filter_constraints(raw, pod.labels, action)
+        if not self.default_constraints:
+            return []
+        if not any((c.get("whenUnsatisfiable") or "DoNotSchedule") == action for c in self.default_constraints):
+            return []
+        sel = default_selector(pod.pod, snapshot)
+        if sel.empty:
+            return []
+        return _filter_constraints(self.default_constraints, pod.labels, action, sel)
+
+    # --- filtering ------------------------------------------------------------------
+    def pre_filter(self, state: CycleState, pod: PodInfo) -> tuple[PreFilterResult | None, Status | None]:
+        constraints = self._constraints(state.snapshot, pod, "DoNotSchedule")
+        if not constraints:
+            return None, Status.skip()
+        s = _PreFilterState(constraints)
+        req = RequiredNodeAffinity(pod.pod)
+        for ni in state.snapshot.node_infos:
+            node = ni.node or {}
+            labels = ni.labels
+            if not _labels_have_keys(labels, constraints):
+                continue
+            for c in constraints:
+                if not c.match_node_inclusion(pod, node, req):
+                    continue
+                pair = (c.topology_key, labels[c.topology_key])
+                s.pair_count[pair] = s.pair_count.get(pair, 0) + _count_matching(ni.pods, c.selector, pod.namespace)
+        for c in constraints:
+            s.critical.setdefault(c.topology_key, _CriticalPaths())
+        for (key, value), num in s.pair_count.items():
+            s.domains[key] = s.domains.get(key, 0) + 1
+            s.critical[key].update(value, num)
+        state.write(_PRE_FILTER_KEY, s)
+        return None, None
+
+    def _update(self, state: CycleState, pod: PodInfo, other: PodInfo, node_info: NodeInfo, delta: int) -> None:
+        s: _PreFilterState | None = state.read(_PRE_FILTER_KEY)
+        if s is None or other.namespace != pod.namespace or node_info.node is None:
+            return
+        if not _labels_have_keys(node_info.labels, s.constraints):
+            return
+        req = RequiredNodeAffinity(pod.pod)
+        for c in s.constraints:
+            if not c.selector.matches(other.labels) or not c.match_node_inclusion(pod, node_info.node, req):
+                continue
+            pair = (c.topology_key, node_info.labels[c.topology_key])
+            s.pair_count[pair] = s.pair_count.get(pair, 0) + delta
+            s.critical[c.topology_key].update(pair[1], s.pair_count[pair])
+
+    def add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, node_info: NodeInfo) -> None:
+        self._update(state, pod, to_add, node_info, 1)
+
+    def remove_pod(self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node_info: NodeInfo) -> None:
+        self._update(state, pod, to_remove, node_info, -1)
+
+    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        s: _PreFilterState | None = state.read(_PRE_FILTER_KEY)
+        if s is None or not s.constraints:
+            return None
+        labels = node_info.labels
+        for c in s.constraints:
+            value = labels.get(c.topology_key)
+            if value is None:
+                return Status.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
+            self_match = 1 if c.selector.matches(pod.labels) else 0
+            skew = s.pair_count.get((c.topology_key, value), 0) + self_match - s.min_match(c.topology_key, c.min_domains)
+            if skew > c.max_skew:
+                return Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
+        return None
+
+    # --- scoring ----------------------------------------------------------------------
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        snapshot = state.snapshot
+        if not nodes or not len(snapshot):
+            return Status.skip()
+        s = _PreScoreState()
+        s.constraints = self._constraints(snapshot, pod, "ScheduleAnyway")
+        if not s.constraints:
+            return Status.skip()
+        require_all = bool((pod.pod.get("spec") or {}).get("topologySpreadConstraints")) or not self.system_defaulted
+        topo_size = [0] * len(s.constraints)
+        for ni in nodes:
+            if require_all and not _labels_have_keys(ni.labels, s.constraints):
+                s.ignored.add(ni.name)
+                continue
+            for i, c in enumerate(s.constraints):
+                if c.topology_key == HOSTNAME:
+                    continue
+                pair = (c.topology_key, ni.labels.get(c.topology_key, ""))
+                if pair not in s.pair_count:
+                    s.pair_count[pair] = 0
+                    topo_size[i] += 1
+        for i, c in enumerate(s.constraints):
+            size = len(nodes) - len(s.ignored) if c.topology_key == HOSTNAME else topo_size[i]
+            s.weights.append(math.log(size + 2))
+        req = RequiredNodeAffinity(pod.pod)
+        for ni in snapshot.node_infos:
+            if require_all and not _labels_have_keys(ni.labels, s.constraints):
+                continue
+            node = ni.node or {}
+            for c in s.constraints:
+                if not c.match_node_inclusion(pod, node, req):
+                    continue
+                pair = (c.topology_key, ni.labels.get(c.topology_key, ""))
+                if pair not in s.pair_count:
+                    continue
+                s.pair_count[pair] += _count_matching(ni.pods, c.selector, pod.namespace)
+        state.write(_PRE_SCORE_KEY, s)
+        return None
+
+    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
+        s: _PreScoreState = state.read(_PRE_SCORE_KEY)
+        if node_info.name in s.ignored:
+            return 0, None
+        total = 0.0
+        for i, c in enumerate(s.constraints):
+            value = node_info.labels.get(c.topology_key)
+            if value is None:
+                continue
+            if c.topology_key == HOSTNAME:
+                cnt = _count_matching(node_info.pods, c.selector, pod.namespace)
+            else:
+                cnt = s.pair_count.get((c.topology_key, value), 0)
+            total += cnt * s.weights[i] + (c.max_skew - 1)
+        return _go_round(total), None
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
+        s: _PreScoreState | None = state.read(_PRE_SCORE_KEY)
+        if s is None:
+            return None
+        valid = [x.score for x in scores if x.name not in s.ignored]
+        lo = min(valid, default=_INF)
+        hi = max(valid, default=0)
+        hi = max(hi, 0)
+        for x in scores:
+            if x.name in s.ignored:
+                x.score = 0
+            elif hi == 0:
+                x.score = MAX_NODE_SCORE
+            else:
+                x.score = MAX_NODE_SCORE * (hi + lo - x.score) // hi
+        return None
+
+
+def _go_round(x: float) -> int:
+    """``math.Round``: half away from zero."""
+    return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))

@@ -1,0 +1,422 @@
+"""The scheduler's per-node and per-pod bookkeeping, as upstream ``framework/types.go``.
+
+Design
+======
+
+:class:`PodInfo` is a pod dict plus everything the plugins would otherwise
+re-derive on every cycle: its resource requests (exact and "non-zero"), its
+parsed (anti-)affinity terms, host ports and priority. It is built once when
+the pod enters the cache (or once per cycle for the pod being scheduled).
+
+:class:`NodeInfo` is a node dict plus the pods placed on it and the sums the
+Filter and Score plugins read: ``requested`` (exact requests),
+``non_zero_requested`` (cpu/memory with upstream's 100m / 200Mi defaults for
+containers that request nothing, used for scoring), ``allocatable``,
+``used_ports``, the pods with (required anti-)affinity and the node's images.
+
+NodeInfos are **copy-on-write**: the :class:`~k8semu.scheduler.cache.Cache`
+mutates a NodeInfo only while it is private to the cache; once a snapshot
+holds it, the cache clones it before the next change. Plugins must treat a
+NodeInfo as read-only (preemption works on :meth:`NodeInfo.clone`).
+
+Units: cpu in millicores, memory / ephemeral-storage / extended resources as
+integer values (bytes or counts), ``allowed_pod_number`` a count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Mapping
+
+from k8semu.api.quantity import parse_quantity
+from k8semu.api.selectors import LabelSelector, selector_from_label_selector
+
+__all__ = [
+    "CPU",
+    "MEMORY",
+    "EPHEMERAL_STORAGE",
+    "PODS",
+    "DEFAULT_MILLI_CPU_REQUEST",
+    "DEFAULT_MEMORY_REQUEST",
+    "Resource",
+    "AffinityTerm",
+    "WeightedAffinityTerm",
+    "PodInfo",
+    "NodeInfo",
+    "pod_key",
+    "pod_priority",
+    "pod_requests",
+    "is_scalar_resource",
+    "normalized_image_name",
+]
+
+CPU, MEMORY, EPHEMERAL_STORAGE, PODS = "cpu", "memory", "ephemeral-storage", "pods"
+
+# schedutil.DefaultMilliCPURequest / DefaultMemoryRequest: what a container
+# without a cpu/memory request counts as when *scoring* (never when fitting).
+DEFAULT_MILLI_CPU_REQUEST = 100
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+
+
+def is_scalar_resource(name: str) -> bool:
+    """Extended, hugepages or prefixed-native resources (upstream ``IsScalarResourceName``)."""
+    return "/" in name or name.startswith("hugepages-") or name.startswith("attachable-volumes-")
+
+
+def pod_key(pod: Mapping[str, Any]) -> str:
+    """The cache key of a pod: its UID, or ``namespace/name`` when it has none."""
+    meta = pod.get("metadata") or {}
+    return meta.get("uid") or f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+
+
+def pod_priority(pod: Mapping[str, Any]) -> int:
+    """``spec.priority`` or 0 (upstream ``corev1helpers.PodPriority``)."""
+    p = (pod.get("spec") or {}).get("priority")
+    return int(p) if p is not None else 0
+
+
+def pod_requests(pod: Mapping[str, Any], *, non_missing_defaults: bool = False) -> dict[str, int]:
+    """A pod's effective requests, as upstream ``resourcehelper.PodRequests``.
+
+    ``max(sum(containers) + sum(restartable init containers),
+    max_i(init container i + restartable init containers started before it))
+    + spec.overhead``, per resource. With ``non_missing_defaults`` a container
+    without a cpu (memory) request counts 100m (200Mi) — the
+    ``NonMissingContainerRequests`` option the scoring plugins use; an explicit
+    ``0`` stays 0. Returns ``{resource: int}``: ``cpu`` in millicores, the rest
+    in integer units (bytes, counts), each rounded up. Resources summing to zero
+    are kept (as upstream keeps the keys).
+
+    Raises:
+        ValueError: an unparseable quantity (validation normally rejects these).
+    """
+    spec = pod.get("spec") or {}
+
+    def reqs_of(c: Mapping[str, Any]) -> dict[str, Fraction]:
+        raw = (c.get("resources") or {}).get("requests") or {}
+        out = {k: parse_quantity(v).value for k, v in raw.items()}
+        if non_missing_defaults:
+            out.setdefault(CPU, Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000))
+            out.setdefault(MEMORY, Fraction(DEFAULT_MEMORY_REQUEST))
+        return out
+
+    def add(into: dict[str, Fraction], other: Mapping[str, Fraction]) -> None:
+        for k, v in other.items():
+            into[k] = into.get(k, 0) + v
+
+    total: dict[str, Fraction] = {}
+    for c in spec.get("containers") or ():
+        add(total, reqs_of(c))
+    sidecars: dict[str, Fraction] = {}
+    init_max: dict[str, Fraction] = {}
+    for c in spec.get("initContainers") or ():
+        r = reqs_of(c)
+        if c.get("restartPolicy") == "Always":
+            add(total, r)
+            add(sidecars, r)
+            use = dict(sidecars)
+        else:
+            use = dict(r)
+            add(use, sidecars)
+        for k, v in use.items():
+            init_max[k] = max(init_max.get(k, v), v)
+    for k, v in init_max.items():
+        if k not in total or v > total[k]:
+            total[k] = v
+    for k, v in (spec.get("overhead") or {}).items():
+        total[k] = total.get(k, 0) + parse_quantity(v).value
+    return {k: _round_up(k, v) for k, v in total.items()}
+
+
+def _round_up(name: str, v: Fraction) -> int:
+    scaled = v * 1000 if name == CPU else v
+    return -(-scaled.numerator // scaled.denominator)  # ceil, as Quantity.Value/MilliValue
+
+
+@dataclass(slots=True)
+class Resource:
+    """Amounts of compute resources (upstream ``framework.Resource``).
+
+    ``milli_cpu`` millicores; ``memory`` and ``ephemeral_storage`` bytes;
+    ``allowed_pod_number`` a count; ``scalar`` extended resources by name.
+    """
+
+    milli_cpu: int = 0
+    memory: int = 0
+    ephemeral_storage: int = 0
+    allowed_pod_number: int = 0
+    scalar: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def from_list(cls, rl: Mapping[str, int]) -> "Resource":
+        """From ``{name: int}`` as :func:`pod_requests` returns (``pods`` -> allowed_pod_number)."""
+        r = cls()
+        for k, v in rl.items():
+            r._add_one(k, v)
+        return r
+
+    @classmethod
+    def from_quantities(cls, rl: Mapping[str, Any] | None) -> "Resource":
+        """From a wire ``ResourceList`` (``{"cpu": "4", "memory": "8Gi", "pods": "110"}``)."""
+        r = cls()
+        for k, v in (rl or {}).items():
+            q = parse_quantity(v)
+            r._add_one(k, q.milli_value() if k == CPU else q.int_value())
+        return r
+
+    def _add_one(self, name: str, v: int) -> None:
+        if name == CPU:
+            self.milli_cpu += v
+        elif name == MEMORY:
+            self.memory += v
+        elif name == EPHEMERAL_STORAGE:
+            self.ephemeral_storage += v
+        elif name == PODS:
+            self.allowed_pod_number += v
+        elif is_scalar_resource(name):
+            self.scalar[name] = self.scalar.get(name, 0) + v
+
+    def add(self, other: "Resource", sign: int = 1) -> None:
+        """In place ``self += sign * other`` (cpu, memory, ephemeral, scalars)."""
+        self.milli_cpu += sign * other.milli_cpu
+        self.memory += sign * other.memory
+        self.ephemeral_storage += sign * other.ephemeral_storage
+        for k, v in other.scalar.items():
+            self.scalar[k] = self.scalar.get(k, 0) + sign * v
+
+    def get(self, name: str) -> int:
+        """The amount of ``name`` (``cpu`` in millicores)."""
+        if name == CPU:
+            return self.milli_cpu
+        if name == MEMORY:
+            return self.memory
+        if name == EPHEMERAL_STORAGE:
+            return self.ephemeral_storage
+        if name == PODS:
+            return self.allowed_pod_number
+        return self.scalar.get(name, 0)
+
+    def copy(self) -> "Resource":
+        return Resource(self.milli_cpu, self.memory, self.ephemeral_storage,
+                        self.allowed_pod_number, dict(self.scalar))
+
+
+@dataclass(frozen=True, slots=True)
+class AffinityTerm:
+    """A parsed ``PodAffinityTerm`` (upstream ``framework.AffinityTerm``).
+
+    ``namespaces`` defaults to the owning pod's namespace when the term lists
+    none and has no ``namespaceSelector``; a missing ``namespaceSelector``
+    matches no namespace, ``{}`` matches all.
+    """
+
+    namespaces: frozenset[str]
+    selector: LabelSelector
+    topology_key: str
+    namespace_selector: LabelSelector
+
+    def matches(self, pod: Mapping[str, Any], ns_labels: Mapping[str, str] | None) -> bool:
+        """Whether ``pod`` (in a namespace labelled ``ns_labels``) is selected by this term."""
+        meta = pod.get("metadata") or {}
+        if meta.get("namespace", "") in self.namespaces or (
+                ns_labels is not None and self.namespace_selector.matches(ns_labels)):
+            return self.selector.matches(meta.get("labels"))
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class WeightedAffinityTerm:
+    """A preferred term with its ``weight`` (1-100)."""
+
+    term: AffinityTerm
+    weight: int
+
+
+def _affinity_term(t: Mapping[str, Any], own_ns: str) -> AffinityTerm:
+    ns = t.get("namespaces") or []
+    ns_sel_raw = t.get("namespaceSelector")
+    namespaces = frozenset(ns) if (ns or ns_sel_raw is not None) else frozenset([own_ns])
+    try:
+        sel = selector_from_label_selector(t.get("labelSelector"))
+        ns_sel = selector_from_label_selector(ns_sel_raw)
+    except ValueError:
+        sel = ns_sel = selector_from_label_selector(None)
+    return AffinityTerm(namespaces, sel, t.get("topologyKey", ""), ns_sel)
+
+
+@dataclass(slots=True, eq=False)
+class PodInfo:
+    """A pod plus what plugins derive from it (upstream ``framework.PodInfo``).
+
+    Build with :meth:`of`. ``requests`` is the exact :class:`Resource`;
+    ``non_zero_cpu`` / ``non_zero_memory`` the scoring variants.
+    """
+
+    pod: Mapping[str, Any]
+    key: str
+    namespace: str
+    labels: Mapping[str, str]
+    priority: int
+    requests: Resource
+    non_zero_cpu: int
+    non_zero_memory: int
+    host_ports: tuple[tuple[str, str, int], ...]
+    required_affinity: tuple[AffinityTerm, ...]
+    required_anti_affinity: tuple[AffinityTerm, ...]
+    preferred_affinity: tuple[WeightedAffinityTerm, ...]
+    preferred_anti_affinity: tuple[WeightedAffinityTerm, ...]
+
+    @classmethod
+    def of(cls, pod: Mapping[str, Any]) -> "PodInfo":
+        """Derive a PodInfo from a wire-form Pod dict (never mutated)."""
+        meta = pod.get("metadata") or {}
+        spec = pod.get("spec") or {}
+        ns = meta.get("namespace", "")
+        exact = pod_requests(pod)
+        nz = pod_requests(pod, non_missing_defaults=True)
+        ports = []
+        for c in spec.get("containers") or ():
+            for p in c.get("ports") or ():
+                hp = p.get("hostPort") or 0
+                if hp > 0:
+                    ports.append((p.get("hostIP") or "0.0.0.0", p.get("protocol") or "TCP", int(hp)))
+        aff = spec.get("affinity") or {}
+        pa = aff.get("podAffinity") or {}
+        paa = aff.get("podAntiAffinity") or {}
+
+        def req(x: Mapping[str, Any]) -> tuple[AffinityTerm, ...]:
+            return tuple(_affinity_term(t, ns) for t in x.get("requiredDuringSchedulingIgnoredDuringExecution") or ())
+
+        def pref(x: Mapping[str, Any]) -> tuple[WeightedAffinityTerm, ...]:
+            return tuple(WeightedAffinityTerm(_affinity_term(w.get("podAffinityTerm") or {}, ns), int(w.get("weight", 0)))
+                         for w in x.get("preferredDuringSchedulingIgnoredDuringExecution") or ())
+
+        return cls(pod=pod, key=pod_key(pod), namespace=ns, labels=meta.get("labels") or {},
+                   priority=pod_priority(pod), requests=Resource.from_list(exact),
+                   non_zero_cpu=nz.get(CPU, 0), non_zero_memory=nz.get(MEMORY, 0),
+                   host_ports=tuple(ports), required_affinity=req(pa), required_anti_affinity=req(paa),
+                   preferred_affinity=pref(pa), preferred_anti_affinity=pref(paa))
+
+    @property
+    def has_affinity(self) -> bool:
+        """Any pod (anti-)affinity, required or preferred (upstream ``PodsWithAffinity``)."""
+        return bool(self.required_affinity or self.required_anti_affinity
+                    or self.preferred_affinity or self.preferred_anti_affinity)
+
+    @property
+    def node_name(self) -> str:
+        return (self.pod.get("spec") or {}).get("nodeName") or ""
+
+    @property
+    def terminating(self) -> bool:
+        return (self.pod.get("metadata") or {}).get("deletionTimestamp") is not None
+
+
+class NodeInfo:
+    """A node and the pods on it, with the sums plugins read (upstream ``framework.NodeInfo``).
+
+    Attributes:
+        node: the Node dict, or None for a node the cache only knows from pods.
+        name: the node's name.
+        pods: list of :class:`PodInfo` on the node (assumed pods included).
+        requested: :class:`Resource` sum of the pods' exact requests.
+        non_zero_cpu / non_zero_memory: sums of the pods' scoring requests.
+        allocatable: :class:`Resource` from ``status.allocatable``.
+        used_ports: ``{(ip, protocol, port): count}``.
+        images: ``{normalised image name: size bytes}`` from ``status.images``.
+        generation: bumped on every change (the cache's snapshot bookkeeping).
+    """
+
+    __slots__ = ("node", "name", "pods", "requested", "non_zero_cpu", "non_zero_memory",
+                 "allocatable", "used_ports", "images", "generation", "labels", "taints")
+
+    def __init__(self, name: str, node: Mapping[str, Any] | None = None) -> None:
+        self.name = name
+        self.pods: list[PodInfo] = []
+        self.requested = Resource()
+        self.non_zero_cpu = 0
+        self.non_zero_memory = 0
+        self.used_ports: dict[tuple[str, str, int], int] = {}
+        self.generation = 0
+        self.node: Mapping[str, Any] | None = None
+        self.allocatable = Resource()
+        self.images: dict[str, int] = {}
+        self.labels: Mapping[str, str] = {}
+        self.taints: tuple[Mapping[str, Any], ...] = ()
+        if node is not None:
+            self.set_node(node)
+
+    def set_node(self, node: Mapping[str, Any] | None) -> None:
+        """Replace the Node object (allocatable, labels, taints, images recomputed)."""
+        self.node = node
+        if node is None:
+            self.allocatable, self.images, self.labels, self.taints = Resource(), {}, {}, ()
+            return
+        self.allocatable = Resource.from_quantities((node.get("status") or {}).get("allocatable"))
+        self.labels = (node.get("metadata") or {}).get("labels") or {}
+        self.taints = tuple((node.get("spec") or {}).get("taints") or ())
+        images: dict[str, int] = {}
+        for img in (node.get("status") or {}).get("images") or ():
+            for n in img.get("names") or ():
+                images[normalized_image_name(n)] = int(img.get("sizeBytes") or 0)
+        self.images = images
+
+    @property
+    def pods_with_affinity(self) -> list[PodInfo]:
+        return [p for p in self.pods if p.has_affinity]
+
+    @property
+    def pods_with_required_anti_affinity(self) -> list[PodInfo]:
+        return [p for p in self.pods if p.required_anti_affinity]
+
+    def add_pod(self, pi: PodInfo) -> None:
+        """Account a pod on this node (upstream ``NodeInfo.AddPodInfo``)."""
+        self.pods.append(pi)
+        self._account(pi, 1)
+
+    def remove_pod(self, key: str) -> PodInfo | None:
+        """Remove the pod with ``key``; returns it, or None when absent."""
+        for i, p in enumerate(self.pods):
+            if p.key == key:
+                # swap-remove as upstream; order of pods is not meaningful
+                self.pods[i] = self.pods[-1]
+                self.pods.pop()
+                self._account(p, -1)
+                return p
+        return None
+
+    def _account(self, pi: PodInfo, sign: int) -> None:
+        self.requested.add(pi.requests, sign)
+        self.non_zero_cpu += sign * pi.non_zero_cpu
+        self.non_zero_memory += sign * pi.non_zero_memory
+        for port in pi.host_ports:
+            n = self.used_ports.get(port, 0) + sign
+            if n > 0:
+                self.used_ports[port] = n
+            else:
+                self.used_ports.pop(port, None)
+        self.generation += 1
+
+    def clone(self) -> "NodeInfo":
+        """A copy whose pod list and sums can be changed independently."""
+        c = NodeInfo.__new__(NodeInfo)
+        c.name, c.node = self.name, self.node
+        c.pods = list(self.pods)
+        c.requested = self.requested.copy()
+        c.non_zero_cpu, c.non_zero_memory = self.non_zero_cpu, self.non_zero_memory
+        c.used_ports = dict(self.used_ports)
+        c.allocatable, c.images = self.allocatable, self.images
+        c.labels, c.taints = self.labels, self.taints
+        c.generation = self.generation
+        return c
+
+    def __repr__(self) -> str:
+        return f"NodeInfo({self.name!r}, pods={len(self.pods)})"
+
+
+def normalized_image_name(name: str) -> str:
+    """Append ``:latest`` to an image without a tag (upstream ImageLocality ``normalizedImageName``)."""
+    if name.rfind(":") <= name.rfind("/"):
+        name += ":latest"
+    return name
