@@ -1,0 +1,10 @@
+"""One module per ``k8semu`` command (group); each exposes ``register(subparsers)``.
+
+:data:`COMMANDS` lists the modules in the order their commands appear in ``--help``.
+"""
+
+COMMANDS = (
+    "cluster", "apply", "get", "describe", "events", "logs", "top", "wait", "explain_scheduling",
+    "delete", "create", "replace", "patch", "scale", "rollout", "set_image", "label", "annotate",
+    "nodes", "drain", "taint", "advance", "node",
+)

@@ -1,0 +1,49 @@
+"""``k8semu cluster create|info|delete``: the cluster file itself."""
+
+from __future__ import annotations
+
+import argparse
+
+from ...sim.cluster import Cluster
+from ...sim.config import ClusterConfig
+from ..output import die
+from ..session import cluster_path, open_cluster
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    c = sub.add_parser("cluster", help="create, inspect or delete the cluster file")
+    c.add_argument("action", choices=["create", "info", "delete"])
+    c.add_argument("--seed", type=int, default=0, help="seed of the cluster's randomness (default 0)")
+    c.add_argument("--nodes", type=int, help="number of worker nodes (default 3, plus one control-plane node)")
+    c.add_argument("--config", help="cluster configuration file (YAML: nodes, sizes, labels, taints)")
+    c.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    path = cluster_path(args)
+    if args.action == "create":
+        if path.exists():
+            return die(f'a cluster already exists at "{path}"')
+        if args.config:
+            config = ClusterConfig.load(args.config)
+        else:
+            config = ClusterConfig.default(3 if args.nodes is None else args.nodes)
+        Cluster.create(path, seed=args.seed, config=config).close()
+        print(f'cluster created at "{path}" with {len(config.nodes)} nodes (seed {args.seed})')
+        return 0
+    if args.action == "delete":
+        if not path.exists():
+            return die(f'no cluster at "{path}"')
+        path.unlink()
+        print(f'cluster at "{path}" deleted')
+        return 0
+    cluster = open_cluster(args, read_only=True)
+    log = cluster.log
+    print(f"cluster:   {path}")
+    print(f"seed:      {cluster.seed}")
+    print(f"nodes:     {', '.join(n.name for n in cluster.nodes.nodes)}")
+    print(f"revision:  {log.revision}")
+    print(f"time:      {cluster.time:g}s")
+    print(f"objects:   {len(log)}")
+    cluster.close()
+    return 0

@@ -1,0 +1,5 @@
+"""(to be written)"""
+
+
+def register(sub):
+    pass

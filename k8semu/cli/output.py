@@ -1,0 +1,27 @@
+"""Small output helpers shared by the commands (errors as kubectl prints them)."""
+
+from __future__ import annotations
+
+import sys
+
+from ..api.errors import StatusError
+from ..api.resources import ResourceInfo
+
+__all__ = ["die", "server_error", "display_name"]
+
+
+def die(msg: str, code: int = 1) -> int:
+    """Print ``error: msg`` to stderr, as kubectl does; returns ``code`` (1)."""
+    print(f"error: {msg}", file=sys.stderr)
+    return code
+
+
+def server_error(err: StatusError, context: str = "") -> str:
+    """kubectl's ``Error from server (Reason): [context: ]message`` line."""
+    return f"Error from server ({err.reason}): {context}{err.message}"
+
+
+def display_name(info: ResourceInfo, name: str) -> str:
+    """``deployment.apps/web``, ``service/web`` (kubectl's resource/name form)."""
+    kind = info.kind.lower()
+    return f"{kind}.{info.group}/{name}" if info.group else f"{kind}/{name}"
