@@ -68,7 +68,10 @@ def reconcile_old_replica_sets(c: DeploymentClient, all_rss: list[Obj], old_rss:
     max_scaled_down = all_count - min_available - new_unavailable
     if max_scaled_down <= 0:
         return False
-    old_rss, cleaned = cleanup_unhealthy_replicas(c, old_rss, d, max_scaled_down)
+    try:
+        old_rss, cleaned = cleanup_unhealthy_replicas(c, old_rss, d, max_scaled_down)
+    except ValueError:
+        return False  # upstream gives up on this sync (the status was stale)
     scaled = scale_down_old_replica_sets_for_rolling_update(c, list(old_rss) + [new_rs], old_rss, d)
     return cleaned + scaled > 0
 
@@ -77,7 +80,12 @@ def cleanup_unhealthy_replicas(c: DeploymentClient, old_rss: list[Obj], d: Obj,
                                max_cleanup: int) -> tuple[list[Obj], int]:
     """``cleanupUnhealthyReplicas``: oldest first, scale each old set down by its
     unavailable replicas, at most ``max_cleanup`` in all. Returns (the old sets as
-    now written, how many replicas were removed)."""
+    now written, how many replicas were removed).
+
+    Raises:
+        ValueError: a set reports more available replicas than it wants (a stale
+            status), which would make this a scale *up*.
+    """
     olds = util.by_creation(old_rss)
     total = 0
     for i, rs in enumerate(olds):
@@ -88,6 +96,10 @@ def cleanup_unhealthy_replicas(c: DeploymentClient, old_rss: list[Obj], d: Obj,
         if n == 0 or n == avail:
             continue
         down = min(max_cleanup - total, n - avail)
+        if n - down > n:
+            ns, name = rs["metadata"].get("namespace"), rs["metadata"].get("name")
+            raise ValueError(f"when cleaning up unhealthy replicas, got invalid request to scale down "
+                             f"{ns}/{name} {n} -> {n - down}")
         _, olds[i] = scale_replica_set_and_record_event(c, rs, n - down, d)
         total += down
     return olds, total

@@ -34,7 +34,7 @@ __all__ = [
     "deployment_timed_out", "has_progress_deadline", "has_revision_history_limit",
     "get_condition", "new_condition", "set_condition", "remove_condition",
     "by_creation", "by_revision", "by_size_newer", "by_size_older",
-    "replica_count", "actual_replica_count", "ready_replica_count", "available_replica_count",
+    "replica_count", "actual_replica_count", "ready_replica_count", "available_replica_count", "stamp",
 ]
 
 Obj = dict[str, Any]
@@ -372,7 +372,7 @@ def find_old_replica_sets(d: Obj, rss: list[Obj]) -> tuple[list[Obj], list[Obj]]
     """``FindOldReplicaSets``: (old sets with replicas > 0, all old sets)."""
     new = find_new_replica_set(d, rss)
     new_uid = new["metadata"]["uid"] if new is not None else None
-    all_old = [rs for rs in rss if rs["metadata"].get("uid") != new_uid or new_uid is None]
+    all_old = [rs for rs in rss if new_uid is None or rs["metadata"].get("uid") != new_uid]
     return [rs for rs in all_old if replicas(rs) != 0], all_old
 
 
