@@ -1,5 +1,302 @@
-"""(to be written)"""
+"""``k8semu get``: kubectl get, on the cluster as it is (read-only; ``-w`` runs it).
+
+Resource arguments as kubectl takes them: ``get pods``, ``get deploy,svc``,
+``get deployment.apps web other``, ``get pod/a svc/b``, ``get all`` (pods,
+services, daemonsets, deployments, replicasets, statefulsets, jobs, cronjobs —
+kubectl's ``all`` category, in its discovery order). Tables are the server's
+(:func:`~k8semu.api.tables.table_for`) printed as kubectl prints them: one
+table per kind, blank-line separated, ``kind/name`` names when several kinds.
+
+``-w``/``--watch`` prints the table, then runs the cluster's components in
+virtual time for ``--for`` (default 60s) and prints one row per change to a
+matching object as it is written (each row padded on its own, as kubectl's
+watch output is).
+
+The shared helpers here (:func:`resolve_types`, :func:`cluster_now`,
+:func:`parse_targets`) are used by the other read commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import datetime, timedelta
+from typing import Any, Mapping, Sequence
+
+from ...api import errors
+from ...api.resources import ResourceInfo, lookup
+from ...api.tables import render_table, table_for
+from ..durations import parse_duration
+from ..output import die, server_error
+from ..printing import (JSONPathError, custom_columns, jsonpath_text, list_object, name_of, sort_by,
+                        strip_managed_fields, to_json, to_yaml)
+from ..session import open_cluster, run_session
+
+__all__ = ["register", "resolve_types", "parse_targets", "cluster_now", "no_resources_message",
+           "ALL_CATEGORY", "UnknownType"]
+
+#: kubectl's ``all`` category, in discovery order (core first, then apps, then batch).
+ALL_CATEGORY = ("pods", "services", "daemonsets.apps", "deployments.apps", "replicasets.apps",
+                "statefulsets.apps", "jobs.batch", "cronjobs.batch")
 
 
-def register(sub):
-    pass
+class UnknownType(LookupError):
+    """``error: the server doesn't have a resource type "x"``."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f'the server doesn\'t have a resource type "{name}"')
+
+
+def cluster_now(cluster: Any) -> datetime:
+    """The cluster's current virtual time as an aware datetime (what ages are measured to)."""
+    return cluster.api.epoch + timedelta(seconds=cluster.time)
+
+
+def resolve_types(text: str) -> list[ResourceInfo]:
+    """``po``, ``deploy,svc``, ``deployment.apps``, ``all`` -> resources, in order, without repeats.
+
+    Raises:
+        UnknownType: a name the server does not serve.
+    """
+    out: list[ResourceInfo] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if part.lower() == "all":
+            infos = [lookup(n)[0] for n in ALL_CATEGORY]
+        else:
+            found = lookup(part)
+            if not found:
+                raise UnknownType(part)
+            infos = found[:1]
+        for info in infos:
+            if info not in out:
+                out.append(info)
+    return out
+
+
+def parse_targets(args: Sequence[str]) -> list[tuple[ResourceInfo, list[str]]]:
+    """kubectl's resource arguments: ``TYPE[,TYPE…] [NAME…]`` or ``TYPE/NAME …``.
+
+    Returns:
+        ``[(resource, names)]``; empty names means "list them".
+
+    Raises:
+        UnknownType: an unknown type.
+        ValueError: mixing the two forms (kubectl's message).
+    """
+    if not args:
+        return []
+    if any("/" in a for a in args):
+        if not all("/" in a for a in args):
+            raise ValueError("there is no need to specify a resource type as a separate argument when "
+                             "passing arguments in resource/name form (e.g. 'kubectl get resource/<resource_name>' "
+                             "instead of 'kubectl get resource resource/<resource_name>'")
+        out: list[tuple[ResourceInfo, list[str]]] = []
+        for a in args:
+            kind, name = a.split("/", 1)
+            info = resolve_types(kind)[0]
+            for existing, names in out:
+                if existing == info:
+                    names.append(name)
+                    break
+            else:
+                out.append((info, [name]))
+        return out
+    infos = resolve_types(args[0])
+    return [(info, list(args[1:])) for info in infos]
+
+
+def no_resources_message(namespace: str | None, all_namespaces: bool, namespaced: bool = True) -> str:
+    """``No resources found in default namespace.`` / ``No resources found``."""
+    if all_namespaces or not namespaced or not namespace:
+        return "No resources found"
+    return f"No resources found in {namespace} namespace."
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    g = sub.add_parser("get", help="display one or many resources (as kubectl get)")
+    g.add_argument("resources", nargs="*", metavar="TYPE[/NAME] [NAME]")
+    g.add_argument("-n", "--namespace", default="default")
+    g.add_argument("-A", "--all-namespaces", action="store_true")
+    g.add_argument("-l", "--selector", help="label selector, e.g. app=web")
+    g.add_argument("--field-selector", help="field selector, e.g. status.phase=Running")
+    g.add_argument("-o", "--output", default="",
+                   help="yaml|json|name|wide|jsonpath=TEMPLATE|custom-columns=SPEC")
+    g.add_argument("--show-labels", action="store_true")
+    g.add_argument("-L", "--label-columns", action="append", default=[])
+    g.add_argument("--no-headers", action="store_true")
+    g.add_argument("--sort-by", help="JSONPath to sort by, e.g. .metadata.name")
+    g.add_argument("--show-kind", action="store_true")
+    g.add_argument("--show-managed-fields", action="store_true")
+    g.add_argument("--ignore-not-found", action="store_true")
+    g.add_argument("-w", "--watch", action="store_true", help="print changes as they happen (runs the cluster)")
+    g.add_argument("--for", dest="run_for", default="60s", metavar="DURATION",
+                   help="with -w: how much virtual time to watch (default 60s)")
+    g.set_defaults(func=run)
+
+
+def _fetch(api: Any, info: ResourceInfo, names: list[str], args: argparse.Namespace,
+           failed: list[int]) -> list[dict[str, Any]]:
+    ns = None if (args.all_namespaces and not names) else args.namespace
+    if names:
+        out = []
+        for name in names:
+            try:
+                out.append(api.get(info, name, namespace=ns if info.namespaced else None))
+            except errors.NotFound as e:
+                if not args.ignore_not_found:
+                    print(server_error(e), file=sys.stderr)
+                    failed.append(1)
+        return out
+    lst = api.list(info, namespace=ns if info.namespaced else None, label_selector=args.selector,
+                   field_selector=args.field_selector)
+    return list(lst["items"])
+
+
+def _with_type(obj: Mapping[str, Any], info: ResourceInfo) -> dict[str, Any]:
+    """Items of a list carry ``apiVersion``/``kind`` in kubectl's output."""
+    return {"apiVersion": info.api_version, "kind": info.kind, **obj}
+
+
+def print_objects(groups: list[tuple[ResourceInfo, list[dict[str, Any]]]], args: argparse.Namespace,
+                  now: datetime, single: bool) -> int:
+    """Print what ``get`` fetched in the ``-o`` format; returns 1 on a printing error."""
+    fmt = args.output or ""
+    objs = [_with_type(o, info) for info, items in groups for o in items]
+    if not args.show_managed_fields:
+        objs = [strip_managed_fields(o) for o in objs]
+    if args.sort_by and fmt.split("=", 1)[0] not in ("", "wide"):
+        try:
+            objs = sort_by(objs, args.sort_by)
+        except JSONPathError as e:
+            return die(f"couldn't find any field with path \"{args.sort_by}\" in the list of objects: {e}")
+    data: Any = objs[0] if single and len(objs) == 1 else list_object(objs)
+    if fmt == "yaml":
+        sys.stdout.write(to_yaml(data))
+    elif fmt == "json":
+        sys.stdout.write(to_json(data))
+    elif fmt == "name":
+        for o in objs:
+            print(name_of(o))
+    elif fmt.startswith("jsonpath=") or fmt.startswith("jsonpath-as-json="):
+        template = fmt.split("=", 1)[1]
+        try:
+            sys.stdout.write(jsonpath_text(template, data))
+        except JSONPathError as e:
+            return die(f"error executing jsonpath {template!r}: {e}")
+    elif fmt.startswith("custom-columns="):
+        try:
+            sys.stdout.write(custom_columns(objs, fmt.split("=", 1)[1], no_headers=args.no_headers))
+        except JSONPathError as e:
+            return die(str(e))
+    elif fmt in ("", "wide"):
+        several = len([g for g in groups if g[1]]) > 1
+        first = True
+        for info, items in groups:
+            if not items:
+                continue
+            if args.sort_by:
+                try:
+                    items = list(sort_by([_with_type(o, info) for o in items], args.sort_by))
+                except JSONPathError as e:
+                    return die(str(e))
+            table = table_for(items, info.kind, now)
+            text = render_table(table, wide=fmt == "wide", show_labels=args.show_labels,
+                                no_headers=args.no_headers, show_kind=several or args.show_kind,
+                                with_namespace=args.all_namespaces and info.namespaced,
+                                kind=info.qualified, label_columns=args.label_columns)
+            if not first:
+                sys.stdout.write("\n")
+            sys.stdout.write(text)
+            first = False
+    else:
+        return die(f'unable to match a printer suitable for the output format "{fmt}", allowed formats are: '
+                   "custom-columns,custom-columns-file,go-template,go-template-file,json,jsonpath,"
+                   "jsonpath-as-json,jsonpath-file,name,template,templatefile,wide,yaml")
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.resources:
+        return die("You must specify the type of resource to get. Use \"k8semu get all\" for a list of "
+                   "common resources.")
+    try:
+        targets = parse_targets(args.resources)
+    except UnknownType as e:
+        return die(str(e))
+    cluster = open_cluster(args, read_only=not args.watch)
+    api = cluster.api
+    failed: list[int] = []
+    groups = [(info, _fetch(api, info, names, args, failed)) for info, names in targets]
+    named = any(names for _, names in targets)
+    single = len(targets) == 1 and len(targets[0][1]) == 1
+    code = 0
+    found = any(items for _, items in groups)
+    fmt = args.output or ""
+    structured = fmt in ("yaml", "json") or fmt.startswith("jsonpath")
+    if found or (structured and not named):
+        code = print_objects(groups, args, cluster_now(cluster), single)
+    elif not named:
+        print(no_resources_message(args.namespace, args.all_namespaces,
+                                   any(i.namespaced for i, _ in targets)), file=sys.stderr)
+    if args.watch:
+        code = _watch(cluster, targets, args) or code
+    cluster.close()
+    return 1 if failed else code
+
+
+def _watch(cluster: Any, targets: list[tuple[ResourceInfo, list[str]]], args: argparse.Namespace) -> int:
+    from ...api import selectors
+
+    duration = parse_duration(args.run_for)
+    info, names = targets[0]
+    ns = None if (args.all_namespaces or not info.namespaced) else args.namespace
+    prefix = info.prefix(ns)
+    label = selectors.parse_label_selector(args.selector) if args.selector else None
+    field = None
+    if args.field_selector:
+        field = selectors.validate_field_selector(info.plural, selectors.parse_field_selector(args.field_selector),
+                                                  group=info.group)
+
+    def matches(obj: Mapping[str, Any]) -> bool:
+        meta = obj.get("metadata") or {}
+        if names and meta.get("name") not in names:
+            return False
+        if label is not None and not label.matches(meta.get("labels") or {}):
+            return False
+        if field is not None and not field.matches(selectors.field_set(info.plural, obj, group=info.group)):
+            return False
+        return True
+
+    def on_record(rec: Any) -> None:
+        if not rec.key.startswith(prefix):
+            return
+        obj = rec.object
+        if not matches(obj):
+            return
+        now = cluster.api.epoch + timedelta(seconds=rec.time)
+        fmt = args.output or ""
+        if fmt == "name":
+            print(name_of(_with_type(obj, info)))
+        elif fmt in ("yaml", "json"):
+            o = _with_type(obj, info)
+            if not args.show_managed_fields:
+                o = strip_managed_fields(o)
+            sys.stdout.write(to_yaml(o) + "---\n" if fmt == "yaml" else to_json(o))
+        else:
+            sys.stdout.write(render_table(table_for([obj], info.kind, now), wide=fmt == "wide",
+                                          show_labels=args.show_labels, no_headers=True,
+                                          with_namespace=args.all_namespaces and info.namespaced,
+                                          kind=info.qualified, label_columns=args.label_columns))
+        sys.stdout.flush()
+
+    async def body(rt: Any) -> None:
+        cluster.log.add_listener(on_record)
+
+    try:
+        run_session(cluster, body, settle=False, run_for=duration)
+    finally:
+        cluster.log.remove_listener(on_record)
+    return 0

@@ -1,5 +1,125 @@
-"""(to be written)"""
+"""``k8semu wait``: kubectl wait, in virtual time.
+
+``wait --for=condition=Available deployment/web --timeout=60s``,
+``--for=condition=Ready=false``, ``--for=delete``, ``--for=jsonpath='{.status.phase}'=Running``;
+targets ``TYPE/NAME …`` or ``TYPE -l SELECTOR``. The cluster's components run
+until every target meets the condition (``deployment.apps/web condition met``)
+or ``--timeout`` of virtual time passes (default 30s, kubectl's):
+``error: timed out waiting for the condition on deployments/web``, exit 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ...api import errors
+from ..durations import parse_duration
+from ..output import die, display_name
+from ..printing import JSONPathError, jsonpath_text
+from ..session import open_cluster, run_session
+from .get import UnknownType, parse_targets
 
 
-def register(sub):
-    pass
+def register(sub: argparse._SubParsersAction) -> None:
+    w = sub.add_parser("wait", help="wait for a condition on resources (as kubectl wait)")
+    w.add_argument("resources", nargs="+", metavar="TYPE/NAME | TYPE")
+    w.add_argument("--for", dest="condition", required=True,
+                   help="condition=NAME[=VALUE], delete, or jsonpath={EXPR}=VALUE")
+    w.add_argument("-n", "--namespace", default="default")
+    w.add_argument("-l", "--selector")
+    w.add_argument("--timeout", default="30s")
+    w.set_defaults(func=run)
+
+
+def _checker(spec: str):
+    """(kind, predicate(obj or None) -> bool) for a ``--for`` value.
+
+    Raises:
+        ValueError: an unrecognised condition (kubectl's message).
+    """
+    if spec == "delete":
+        return lambda obj: obj is None
+    if spec.startswith("condition="):
+        rest = spec[len("condition="):]
+        name, _, value = rest.partition("=")
+        want = (value or "true").lower()
+
+        def cond(obj: Any) -> bool:
+            if obj is None:
+                return False
+            for c in (obj.get("status") or {}).get("conditions") or ():
+                if str(c.get("type", "")).lower() == name.lower():
+                    return str(c.get("status", "")).lower() == want
+            return False
+        return cond
+    if spec.startswith("jsonpath="):
+        rest = spec[len("jsonpath="):]
+        close = rest.rfind("}")
+        if not rest.startswith("{") or close < 0:
+            raise ValueError(f"unrecognized condition: \"{spec}\"")
+        expr, value = rest[:close + 1], rest[close + 1:]
+        value = value[1:] if value.startswith("=") else None
+
+        def jp(obj: Any) -> bool:
+            if obj is None:
+                return False
+            try:
+                got = jsonpath_text(expr, obj)
+            except JSONPathError:
+                return False
+            return got != "" if value is None else got == value
+        return jp
+    raise ValueError(f'unrecognized condition: "{spec}"')
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        check = _checker(args.condition)
+        targets = parse_targets(args.resources)
+        timeout = parse_duration(args.timeout)
+    except UnknownType as e:
+        return die(str(e))
+    cluster = open_cluster(args)
+    api = cluster.api
+    keys: list[tuple[Any, str | None, str]] = []
+    for info, names in targets:
+        ns = args.namespace if info.namespaced else None
+        if not names:
+            names = [o["metadata"]["name"] for o in
+                     api.list(info, namespace=ns, label_selector=args.selector)["items"]]
+        keys.extend((info, ns, n) for n in names)
+    if not keys:
+        cluster.close()
+        return die("no matching resources found")
+
+    def current(info: Any, ns: str | None, name: str) -> Any:
+        try:
+            return api.get(info, name, namespace=ns)
+        except errors.NotFound:
+            return None
+
+    met: list[tuple[Any, str | None, str]] = []
+    pending = list(keys)
+
+    def progress() -> bool:
+        for k in list(pending):
+            if check(current(*k)):
+                pending.remove(k)
+                met.append(k)
+                print(f"{display_name(k[0], k[2])} condition met")
+                sys.stdout.flush()
+        return not pending
+
+    async def body(rt: Any) -> bool:
+        if progress():
+            return True
+        return await rt.until(progress, limit=timeout)
+
+    run_session(cluster, body, settle=False)
+    cluster.close()
+    if pending:
+        info, _, name = pending[0]
+        return die(f"timed out waiting for the condition on {info.plural}/{name}")
+    return 0

@@ -1,0 +1,122 @@
+"""``k8semu describe`` on the lab: kubectl's describer layout, line for line."""
+
+from __future__ import annotations
+
+from test_cli_get import k, lab, lab_file, pod_names  # noqa: F401  (fixtures)
+
+from k8semu.cli.describe import describe_probe, event_field_selector
+from k8semu.cli.printing import tabwrite
+
+
+def test_describe_pod_by_label_describes_every_match(capsys, lab):
+    names = pod_names(capsys, lab)
+    code, out, _ = k(capsys, lab, "describe", "pod", "-l", "app=web")
+    assert code == 0
+    docs = out.split("\n\n\n")
+    assert len(docs) == 2
+    lines = docs[0].splitlines()
+    assert lines[0] == f"Name:             {names[0]}"
+    assert lines[1] == "Namespace:        default"
+    assert lines[2] == "Priority:         0"
+    assert lines[3] == "Service Account:  default"
+    assert lines[4].startswith("Node:             node-") and "/172.18.0." in lines[4]
+    assert lines[5] == "Start Time:       Wed, 01 Jan 2025 00:00:00 +0000"
+    assert lines[6] == "Labels:           app=web"
+    assert lines[7].startswith("                  pod-template-hash=")
+    assert lines[8:10] == ["Annotations:      <none>", "Status:           Running"]
+    assert lines[11] == "IPs:"
+    assert lines[12].startswith("  IP:           10.244.")
+    assert lines[13].startswith("Controlled By:  ReplicaSet/web-")
+    body = "\n".join(lines)
+    for expected in (
+        "    Image:          nginx:1.30-alpine",
+        "    Port:           80/TCP (http)",
+        "    Host Port:      0/TCP (http)",
+        "    State:          Running",
+        "      Started:      Wed, 01 Jan 2025 00:00:01 +0000",
+        "    Ready:          True",
+        "    Restart Count:  0",
+        "    Limits:\n      memory:  128Mi",
+        "    Requests:\n      cpu:        50m\n      memory:     64Mi",
+        "    Readiness:    http-get http://:http/ delay=2s timeout=1s period=5s #success=1 #failure=3",
+        "    Environment:  <none>",
+        "Conditions:\n  Type                        Status\n  PodReadyToStartContainers   True \n"
+        "  Initialized                 True \n  Ready                       True \n"
+        "  ContainersReady             True \n  PodScheduled                True ",
+        "QoS Class:                   Burstable",
+        "Node-Selectors:              <none>",
+        "Tolerations:                 node.kubernetes.io/not-ready:NoExecute op=Exists for 300s\n"
+        "                             node.kubernetes.io/unreachable:NoExecute op=Exists for 300s",
+    ):
+        assert expected in body
+    events = body[body.index("Events:"):].splitlines()
+    assert events[1].split() == ["Type", "Reason", "Age", "From", "Message"]
+    assert [e.split()[1] for e in events[3:]] == ["Scheduled", "Pulling", "Pulled", "Created", "Started"]
+    assert events[3].startswith("  Normal  Scheduled  30s   default-scheduler  Successfully assigned default/")
+    assert events[4] == '  Normal  Pulling    30s   kubelet            Pulling image "nginx:1.30-alpine"'
+
+
+def test_describe_deployment(capsys, lab):
+    code, out, _ = k(capsys, lab, "describe", "deployment", "web")
+    lines = out.splitlines()
+    assert lines[:11] == [
+        "Name:                   web",
+        "Namespace:              default",
+        "CreationTimestamp:      Wed, 01 Jan 2025 00:00:00 +0000",
+        "Labels:                 <none>",
+        "Annotations:            deployment.kubernetes.io/revision: 1",
+        "Selector:               app=web",
+        "Replicas:               2 desired | 2 updated | 2 total | 2 available | 0 unavailable",
+        "StrategyType:           RollingUpdate",
+        "MinReadySeconds:        0",
+        "RollingUpdateStrategy:  25% max unavailable, 25% max surge",
+        "Pod Template:",
+    ]
+    assert "  Labels:  app=web" in lines and "   nginx:" in lines
+    assert "  Available      True    MinimumReplicasAvailable" in lines
+    assert "OldReplicaSets:  <none>" in lines
+    assert any(l.startswith("NewReplicaSet:   web-") and l.endswith(" (2/2 replicas created)") for l in lines)
+    assert lines[-1].startswith("  Normal  ScalingReplicaSet  30s   deployment-controller  Scaled up replica set web-")
+
+
+def test_describe_service_endpoints(capsys, lab):
+    _, out, _ = k(capsys, lab, "describe", "svc", "web")
+    lines = out.splitlines()
+    assert "Port:                     http  80/TCP" in lines
+    assert "TargetPort:               http/TCP" in lines
+    ep = next(l for l in lines if l.startswith("Endpoints:"))
+    assert [a.endswith(":80") for a in ep.split()[1].split(",")] == [True, True]
+    assert lines[-1] == "Events:                   <none>"
+
+
+def test_describe_node_tables(capsys, lab):
+    _, out, _ = k(capsys, lab, "describe", "node", "node-1")
+    assert "Roles:              <none>" in out
+    assert "Allocated resources:\n  (Total limits may be over 100 percent, i.e., overcommitted.)\n" in out
+    assert "Non-terminated Pods:" in out and "  Namespace" in out
+
+
+def test_describe_not_found(capsys, lab):
+    code, out, err = k(capsys, lab, "describe", "pod", "nope")
+    assert code == 1 and err == 'Error from server (NotFound): pods "nope" not found\n'
+
+
+def test_event_field_selector_as_kubectl_sends_it():
+    pod = {"kind": "Pod", "metadata": {"name": "x", "namespace": "ns", "uid": "u1"}}
+    assert event_field_selector(pod) == "involvedObject.name=x,involvedObject.namespace=ns,involvedObject.uid=u1"
+    dep = {"kind": "Deployment", "metadata": {"name": "web", "namespace": "default", "uid": "u2"}}
+    assert event_field_selector(dep).startswith("involvedObject.kind=Deployment,")
+
+
+def test_probe_lines():
+    assert describe_probe({"exec": {"command": ["cat", "/tmp/healthy"]}, "initialDelaySeconds": 5,
+                           "timeoutSeconds": 1, "periodSeconds": 5, "successThreshold": 1,
+                           "failureThreshold": 3}) == \
+        "exec [cat /tmp/healthy] delay=5s timeout=1s period=5s #success=1 #failure=3"
+    assert describe_probe({"tcpSocket": {"port": 8080}, "timeoutSeconds": 1, "periodSeconds": 10,
+                           "successThreshold": 1, "failureThreshold": 3}).startswith("tcp-socket :8080 delay=0s")
+
+
+def test_tabwriter_blocks_as_go():
+    text = "Name:\tx\nIPs:\n  IP:\t1.2.3.4\nControlled By:\tReplicaSet/x\n"
+    assert tabwrite(text) == "Name:  x\nIPs:\n  IP:           1.2.3.4\nControlled By:  ReplicaSet/x\n"
