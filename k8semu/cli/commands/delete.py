@@ -1,5 +1,149 @@
-"""(to be written)"""
+"""``k8semu delete``: kubectl delete, then the deletion unfolds in virtual time.
+
+As kubectl 1.3x: each object gets one DELETE with ``propagationPolicy``
+from ``--cascade`` (Background by default) and ``gracePeriodSeconds`` from
+``--grace-period`` / ``--now`` / ``--force``; the line ``deployment.apps "web"
+deleted`` is printed as each DELETE succeeds (``force deleted`` with a zero
+grace period). Errors are collected and printed at the end, each as the
+server's ``Error from server (NotFound): …`` (``error when deleting "FILE":``
+for ``-f``); ``--ignore-not-found`` (implied by ``--all`` / ``-l``) skips
+NotFound.
+
+With ``--wait`` (the default) the command then runs the cluster until every
+deleted object is gone (same UID no longer present) — graceful pod
+termination, finalizers, garbage collection — or ``--timeout`` passes
+(kubectl's ``timed out waiting for the condition on pods/NAME``), and then
+lets the cluster settle; ``--wait=false`` returns at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ...api import errors
+from ..durations import parse_duration
+from ..output import die, server_error
+from ..targets import Target, add_run_flags, add_target_flags, resolve_args, run_write
+
+#: kubectl's ``--timeout=0`` means "a week"; a session stops waiting after this many virtual seconds.
+WAIT_LIMIT = 3600.0
+
+_CASCADE = {"background": "Background", "foreground": "Foreground", "orphan": "Orphan",
+            "true": "Background", "false": "Orphan"}
+
+IMMEDIATE_WARNING = ("Warning: Immediate deletion does not wait for confirmation that the running resource "
+                     "has been terminated. The resource may continue to run on the cluster indefinitely.")
 
 
-def register(sub):
-    pass
+def _bool(text: str) -> bool:
+    if text.lower() in ("true", "1", "t"):
+        return True
+    if text.lower() in ("false", "0", "f"):
+        return False
+    raise argparse.ArgumentTypeError(f'invalid argument "{text}": strconv.ParseBool: parsing "{text}": invalid syntax')
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    d = sub.add_parser("delete", help="delete objects (as kubectl delete), then let the deletion unfold")
+    add_target_flags(d, all_namespaces=True)
+    d.add_argument("--cascade", default="background", help="background (default), foreground or orphan")
+    d.add_argument("--grace-period", type=int, default=-1, help="seconds given to pods to stop (-1: their own)")
+    d.add_argument("--now", action="store_true", help="grace period 1 (immediate shutdown)")
+    d.add_argument("--force", action="store_true", help="with --grace-period=0: remove at once")
+    d.add_argument("--ignore-not-found", type=_bool, nargs="?", const=True, default=None)
+    d.add_argument("--wait", type=_bool, nargs="?", const=True, default=True,
+                   help="wait until the objects are gone (default true)")
+    d.add_argument("--timeout", default="0s", help="how long to wait for the objects to be gone (0: no limit)")
+    d.add_argument("--dry-run", choices=["none", "client", "server"], default="none")
+    add_run_flags(d)
+    d.set_defaults(func=run)
+
+
+def grace_period(args: argparse.Namespace) -> int:
+    """kubectl's effective grace period (-1 = the object's own), from ``--grace-period``,
+    ``--now`` and ``--force``.
+
+    Raises:
+        ValueError: ``--now and --grace-period cannot be specified together``.
+    """
+    grace = args.grace_period
+    if args.now:
+        if grace != -1:
+            raise ValueError("--now and --grace-period cannot be specified together")
+        grace = 1
+    if grace == 0 and not args.force:
+        grace = 1  # kubectl keeps --grace-period=0 without --force from losing data
+    if args.force and grace < 0:
+        grace = 0
+    return grace
+
+
+def _label(t: Target) -> str:
+    kind = t.info.kind.lower()
+    return f"{kind}.{t.info.group}" if t.info.group else kind
+
+
+def run(args: argparse.Namespace) -> int:
+    cascade = _CASCADE.get(args.cascade.lower())
+    if cascade is None:
+        return die(f'invalid cascade value ({args.cascade}). Must be "background", "foreground", or "orphan".')
+    if args.cascade.lower() in ("true", "false"):
+        better = "background" if args.cascade.lower() == "true" else "orphan"
+        print(f"warning: --cascade={args.cascade} is deprecated (boolean value) and can be replaced with "
+              f"--cascade={better}.", file=sys.stderr)
+    if args.select_all and args.selector:
+        return die("cannot set --all and --selector at the same time")
+    grace = grace_period(args)
+    timeout = parse_duration(args.timeout) or WAIT_LIMIT
+    ignore_nf = args.ignore_not_found
+    if ignore_nf is None:
+        ignore_nf = bool(args.select_all or args.selector)
+    dry = args.dry_run
+    suffix = {"client": " (dry run)", "server": " (server dry run)"}.get(dry, "")
+    verb = "force deleted" if grace == 0 else "deleted"
+    failures: list[str] = []
+
+    async def body(cluster, rt) -> None:
+        api = cluster.api
+        targets = resolve_args(api, args)
+        if grace == 0 and args.force:
+            print(IMMEDIATE_WARNING, file=sys.stderr)
+        deleted: list[tuple[Target, str]] = []
+        for t in targets:
+            try:
+                if dry == "client":
+                    obj = api.get(t.info, t.name, namespace=t.namespace)
+                else:
+                    obj = api.delete(t.info, t.name, namespace=t.namespace, propagation_policy=cascade,
+                                     grace_period_seconds=grace if grace >= 0 else None,
+                                     dry_run=dry == "server")
+            except errors.StatusError as e:
+                if ignore_nf and isinstance(e, errors.NotFound):
+                    continue
+                context = f'error when deleting "{t.source}": ' if t.source else ""
+                failures.append(server_error(e, context))
+                continue
+            print(f'{_label(t)} "{t.name}" {verb}{suffix}')
+            deleted.append((t, obj["metadata"].get("uid", "")))
+        if not targets and (args.select_all or args.selector):
+            print("No resources found")
+        if dry != "none" or not args.wait or not deleted:
+            return
+
+        def gone(item: tuple[Target, str]) -> bool:
+            t, uid = item
+            try:
+                return api.get(t.info, t.name, namespace=t.namespace)["metadata"].get("uid") != uid
+            except errors.NotFound:
+                return True
+
+        if not await rt.until(lambda: all(gone(i) for i in deleted), limit=timeout):
+            t = next(t for t, uid in deleted if not gone((t, uid)))
+            failures.append(f"error: timed out waiting for the condition on {t.info.plural}/{t.name}")
+
+    settle = args.wait and args.dry_run == "none"
+    run_write(args, body, settle=settle)
+    for line in failures:
+        print(line, file=sys.stderr)
+    return 1 if failures else 0

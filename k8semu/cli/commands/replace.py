@@ -1,5 +1,72 @@
-"""(to be written)"""
+"""``k8semu replace -f FILE``: kubectl replace — a PUT of each manifest object.
+
+The object replaces the stored one whole (no ``resourceVersion`` in the
+manifest means an unconditional update; one given must match, else the
+server's 409). Prints ``deployment.apps/web replaced``; a failure is printed
+as ``Error from server (NotFound): error when replacing "web.yaml":
+deployments.apps "web" not found`` and the other documents go on.
+``--force`` deletes each object, waits until it is gone, and creates it
+again (``deployment.apps "web" deleted`` then ``deployment.apps/web
+replaced``), as kubectl. Then the cluster settles (or runs ``--for``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ...api import errors
+from ..output import display_name, server_error
+from ..targets import add_run_flags, resolve_args, run_write
+
+FIELD_MANAGER = "kubectl-replace"
 
 
-def register(sub):
-    pass
+def register(sub: argparse._SubParsersAction) -> None:
+    r = sub.add_parser("replace", help="replace objects by manifest (as kubectl replace -f)")
+    r.add_argument("-f", "--filename", action="append", required=True, help="manifest file, directory or -")
+    r.add_argument("-R", "--recursive", action="store_true")
+    r.add_argument("-n", "--namespace")
+    r.add_argument("--force", action="store_true", help="delete and re-create the objects")
+    r.add_argument("--grace-period", type=int, default=-1)
+    add_run_flags(r)
+    r.set_defaults(func=run, resources=[])
+
+
+def run(args: argparse.Namespace) -> int:
+    failures: list[str] = []
+
+    async def body(cluster, rt) -> None:
+        api = cluster.api
+        for t in resolve_args(api, args):
+            context = f'error when replacing "{t.source}": '
+            try:
+                if args.force:
+                    kind = t.info.kind.lower() + (f".{t.info.group}" if t.info.group else "")
+                    try:
+                        old = api.delete(t.info, t.name, namespace=t.namespace, propagation_policy="Background",
+                                         grace_period_seconds=args.grace_period if args.grace_period >= 0 else None)
+                        print(f'{kind} "{t.name}" deleted')
+                        uid = old["metadata"].get("uid")
+
+                        def gone() -> bool:
+                            try:
+                                return api.get(t.info, t.name, namespace=t.namespace)["metadata"].get("uid") != uid
+                            except errors.NotFound:
+                                return True
+
+                        await rt.until(gone)
+                    except errors.NotFound:
+                        pass
+                    api.create(t.info, t.obj, namespace=t.namespace, field_manager=FIELD_MANAGER)
+                else:
+                    api.update(t.info, t.obj, namespace=t.namespace, field_manager=FIELD_MANAGER)
+            except errors.StatusError as e:
+                failures.append(server_error(e, context))
+                continue
+            print(f"{display_name(t.info, t.name)} replaced")
+
+    run_write(args, body)
+    for line in failures:
+        print(line, file=sys.stderr)
+    return 1 if failures else 0

@@ -1,5 +1,440 @@
-"""(to be written)"""
+"""``k8semu rollout status|history|undo|restart|pause|resume``: kubectl rollout.
+
+- ``status`` follows the object as kubectl does (a watch on its name):
+  the status viewer's message is printed for the current state and again
+  for every change — ``Waiting for deployment "web" rollout to finish: 1 out
+  of 2 new replicas have been updated...``, ``… 1 old replicas are pending
+  termination...``, ``… 1 of 2 updated replicas are available...``, then
+  ``deployment "web" successfully rolled out`` — while the cluster runs in
+  virtual time, until done or ``--timeout`` (``error: timed out waiting for
+  the condition``). DaemonSets and StatefulSets have kubectl's own messages.
+  ``--watch=false`` prints once.
+- ``history`` lists the revisions of a Deployment's ReplicaSets (``REVISION
+  CHANGE-CAUSE`` through Go's tabwriter), or with ``--revision N`` that
+  revision's pod template as ``kubectl describe`` prints it. Read-only.
+- ``undo`` is client-side, as kubectl ≥ 1.2x: the ReplicaSet of the wanted
+  revision is found and the Deployment's template JSON-patched back to it
+  (:func:`k8semu.controllers.deployment.rollback_patch`).
+- ``restart`` sets the template annotation ``kubectl.kubernetes.io/restartedAt``
+  to the virtual time (RFC 3339); ``pause`` / ``resume`` set ``spec.paused``.
+
+Writes use field manager ``kubectl-rollout``; then the cluster settles (or
+runs ``--for``), so an undo or restart rolls out before the command returns.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+import trio
+
+from ...api import errors
+from ...api.apiserver import STRATEGIC_MERGE_PATCH
+from ...api.meta import is_controlled_by
+from ...controllers.deployment import RollbackError, restart_patch, rollback_patch
+from ..durations import parse_duration
+from ..output import display_name, server_error
+from ..session import open_cluster
+from ..targets import Target, add_run_flags, add_target_flags, resolve_args, run_write
+
+FIELD_MANAGER = "kubectl-rollout"
+REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
+CHANGE_CAUSE = "kubernetes.io/change-cause"
+#: kubectl's ``--timeout=0`` waits forever; a session gives up after this many virtual seconds.
+WAIT_LIMIT = 3600.0
 
 
-def register(sub):
-    pass
+def register(sub: argparse._SubParsersAction) -> None:
+    r = sub.add_parser("rollout", help="manage the rollout of workloads (as kubectl rollout)")
+    acts = r.add_subparsers(dest="action", required=True, metavar="ACTION")
+    s = acts.add_parser("status", help="watch a rollout until it completes")
+    add_target_flags(s, all_=False)
+    s.add_argument("-w", "--watch", type=lambda v: v.lower() == "true", nargs="?", const=True, default=True)
+    s.add_argument("--timeout", default="0s", help="give up after this long (0: no limit)")
+    s.add_argument("--revision", type=int, default=0, help="wait for this revision")
+    s.set_defaults(func=run_status)
+    h = acts.add_parser("history", help="list a Deployment's revisions")
+    add_target_flags(h, all_=False)
+    h.add_argument("--revision", type=int, default=0, help="show this revision's pod template")
+    h.set_defaults(func=run_history)
+    u = acts.add_parser("undo", help="roll back to a previous revision")
+    add_target_flags(u, all_=False)
+    u.add_argument("--to-revision", type=int, default=0, help="the revision (0: the previous one)")
+    add_run_flags(u)
+    u.set_defaults(func=lambda a: run_change(a, "undo"))
+    for verb in ("restart", "pause", "resume"):
+        p = acts.add_parser(verb, help=f"{verb} a rollout")
+        add_target_flags(p, all_=False)
+        add_run_flags(p)
+        p.set_defaults(func=lambda a, v=verb: run_change(a, v))
+
+
+def _gk(t: Target) -> str:
+    """Go's ``GroupKind.String()``: ``Deployment.apps``, ``Pod``."""
+    return f"{t.info.kind}.{t.info.group}" if t.info.group else t.info.kind
+
+
+# --------------------------------------------------------------------------- status
+
+def rollout_status(obj: dict[str, Any], revision: int = 0) -> tuple[str, bool]:
+    """kubectl's status viewers: (message, done) for a Deployment, DaemonSet or StatefulSet.
+
+    Raises:
+        ValueError: kubectl's errors (``deployment "web" exceeded its progress
+            deadline``, ``rollout status is only available for RollingUpdate strategy
+            type``, a revision mismatch, or a kind without a viewer).
+    """
+    kind = obj.get("kind")
+    name = obj["metadata"]["name"]
+    gen = obj["metadata"].get("generation", 0)
+    spec = obj.get("spec") or {}
+    st = obj.get("status") or {}
+    if kind == "Deployment":
+        if revision > 0:
+            have = int((obj["metadata"].get("annotations") or {}).get(REVISION_ANNOTATION, "0") or 0)
+            if have != revision:
+                raise ValueError(f"desired revision ({revision}) is different from the running revision ({have})")
+        if gen <= st.get("observedGeneration", 0):
+            for c in st.get("conditions") or []:
+                if c.get("type") == "Progressing" and c.get("reason") == "ProgressDeadlineExceeded":
+                    raise ValueError(f'deployment "{name}" exceeded its progress deadline')
+            want = spec.get("replicas", 1)
+            updated = st.get("updatedReplicas", 0)
+            if updated < want:
+                return (f'Waiting for deployment "{name}" rollout to finish: {updated} out of {want} new replicas '
+                        "have been updated..."), False
+            if st.get("replicas", 0) > updated:
+                return (f'Waiting for deployment "{name}" rollout to finish: {st.get("replicas", 0) - updated} old '
+                        "replicas are pending termination..."), False
+            if st.get("availableReplicas", 0) < updated:
+                return (f'Waiting for deployment "{name}" rollout to finish: {st.get("availableReplicas", 0)} of '
+                        f"{updated} updated replicas are available..."), False
+            return f'deployment "{name}" successfully rolled out', True
+        return "Waiting for deployment spec update to be observed...", False
+    if kind == "DaemonSet":
+        if (spec.get("updateStrategy") or {}).get("type", "RollingUpdate") != "RollingUpdate":
+            raise ValueError("rollout status is only available for RollingUpdate strategy type")
+        if gen <= st.get("observedGeneration", 0):
+            desired = st.get("desiredNumberScheduled", 0)
+            if st.get("updatedNumberScheduled", 0) < desired:
+                return (f'Waiting for daemon set "{name}" rollout to finish: {st.get("updatedNumberScheduled", 0)} '
+                        f"out of {desired} new pods have been updated..."), False
+            if st.get("numberAvailable", 0) < desired:
+                return (f'Waiting for daemon set "{name}" rollout to finish: {st.get("numberAvailable", 0)} of '
+                        f"{desired} updated pods are available..."), False
+            return f'daemon set "{name}" successfully rolled out', True
+        return "Waiting for daemon set spec update to be observed...", False
+    if kind == "StatefulSet":
+        strategy = spec.get("updateStrategy") or {}
+        if strategy.get("type", "RollingUpdate") != "RollingUpdate":
+            raise ValueError("rollout status is only available for RollingUpdate strategy type")
+        if st.get("observedGeneration", 0) == 0 or gen > st.get("observedGeneration", 0):
+            return "Waiting for statefulset spec update to be observed...", False
+        want = spec.get("replicas", 1)
+        if st.get("readyReplicas", 0) < want:
+            return f"Waiting for {want - st.get('readyReplicas', 0)} pods to be ready...", False
+        partition = (strategy.get("rollingUpdate") or {}).get("partition")
+        if strategy.get("rollingUpdate") is not None:
+            if partition is not None and st.get("updatedReplicas", 0) < want - partition:
+                return (f"Waiting for partitioned roll out to finish: {st.get('updatedReplicas', 0)} out of "
+                        f"{want - partition} new pods have been updated..."), False
+            return f"partitioned roll out complete: {st.get('updatedReplicas', 0)} new pods have been updated...", True
+        if st.get("updateRevision") != st.get("currentRevision"):
+            return (f"waiting for statefulset rolling update to complete {st.get('updatedReplicas', 0)} pods at "
+                    f"revision {st.get('updateRevision')}..."), False
+        return (f"statefulset rolling update complete {st.get('currentReplicas', 0)} pods at revision "
+                f"{st.get('currentRevision')}..."), True
+    raise ValueError(f"no status viewer has been implemented for {kind}")
+
+
+def run_status(args: argparse.Namespace) -> int:
+    timeout = parse_duration(args.timeout) or WAIT_LIMIT
+    failures: list[str] = []
+
+    async def body(cluster, rt) -> None:
+        api = cluster.api
+        for t in resolve_args(api, args):
+            if t.info.kind not in ("Deployment", "DaemonSet", "StatefulSet"):
+                failures.append(f"error: no status viewer has been implemented for {_gk(t)}")
+                return
+            try:
+                obj = api.get(t.info, t.name, namespace=t.namespace)
+                msg, done = rollout_status(obj, args.revision)
+                print(msg)
+                if done or not args.watch:
+                    continue
+                stream = await api.watch(t.info, namespace=t.namespace, field_selector=f"metadata.name={t.name}",
+                                         resource_version=obj["metadata"]["resourceVersion"])
+                with trio.move_on_after(timeout) as scope:
+                    async for ev in stream:
+                        if ev.type == "DELETED":
+                            raise errors.NotFound.of(t.info.plural, t.info.group, t.name)
+                        if ev.type not in ("ADDED", "MODIFIED"):
+                            continue
+                        msg, done = rollout_status(ev.object, args.revision)
+                        print(msg)
+                        if done:
+                            break
+                if scope.cancelled_caught:
+                    failures.append("error: timed out waiting for the condition")
+                    return
+            except errors.StatusError as e:
+                failures.append(server_error(e))
+                return
+            except ValueError as e:
+                failures.append(f"error: {e}")
+                return
+
+    run_write(args, body, settle=False)
+    for line in failures:
+        print(line, file=sys.stderr)
+    return 1 if failures else 0
+
+
+# --------------------------------------------------------------------------- history
+
+def tabwrite(text: str, minwidth: int = 0, padding: int = 2) -> str:
+    """Align tab-separated cells as Go's ``text/tabwriter`` (padchar ' ', no flags).
+
+    A column block is a run of consecutive lines that have a tab-terminated cell
+    in that column; each block is as wide as its widest cell plus ``padding``.
+    The last cell of a line is not tab-terminated and is never padded.
+    """
+    lines = [line.split("\t") for line in text.split("\n")]
+    out = [[] for _ in lines]
+
+    def fmt(line0: int, line1: int, column: int, widths: list[int]) -> None:
+        this = line0
+        while this < line1:
+            if column >= len(lines[this]) - 1:
+                this += 1
+                continue
+            start = this
+            width = minwidth
+            while this < line1 and column < len(lines[this]) - 1:
+                width = max(width, len(lines[this][column]) + padding)
+                this += 1
+            for i in range(start, this):
+                out[i].append(lines[i][column].ljust(width))
+            fmt(start, this, column + 1, widths + [width])
+
+    fmt(0, len(lines), 0, [])
+    return "\n".join("".join(cells) + line[-1] for cells, line in zip(out, lines))
+
+
+def _history(api: Any, d: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    rss = api.list("replicasets", namespace=d["metadata"]["namespace"])["items"]
+    out: dict[int, dict[str, Any]] = {}
+    for rs in rss:
+        if not is_controlled_by(rs, d):
+            continue
+        ann = rs["metadata"].get("annotations") or {}
+        try:
+            out[int(ann.get(REVISION_ANNOTATION, ""))] = rs
+        except ValueError:
+            continue
+    return out
+
+
+def describe_template(template: dict[str, Any]) -> str:
+    """A pod template as ``kubectl describe`` prints it (``Pod Template:`` section), tab-separated."""
+    meta = template.get("metadata") or {}
+    spec = template.get("spec") or {}
+    lines = ["Pod Template:"]
+
+    def kv_block(title: str, items: dict[str, str], indent: str, sep: str = "=") -> None:
+        if not items:
+            lines.append(f"{indent}{title}:\t<none>")
+            return
+        for i, k in enumerate(sorted(items)):
+            lines.append(f"{indent}{title + ':' if i == 0 else ''}\t{k}{sep}{items[k]}")
+
+    kv_block("Labels", meta.get("labels") or {}, "  ")
+    kv_block("Annotations", meta.get("annotations") or {}, "  ", ": ")
+    if spec.get("serviceAccountName"):
+        lines.append(f"  Service Account:\t{spec['serviceAccountName']}")
+    for title, field in (("Init Containers", "initContainers"), ("Containers", "containers")):
+        cs = spec.get(field) or []
+        if not cs and field == "initContainers":
+            continue
+        lines.append(f"  {title}:")
+        for c in cs:
+            lines.extend(_describe_container(c))
+    vols = spec.get("volumes") or []
+    if not vols:
+        lines.append("  Volumes:\t<none>")
+    else:
+        lines.append("  Volumes:")
+        for v in vols:
+            lines.append(f"   {v['name']}:")
+            kind = next((k for k in v if k != "name"), "")
+            lines.append(f"    Type:\t{kind}")
+    sel = spec.get("nodeSelector") or {}
+    lines.append("  Node-Selectors:\t" + (",".join(f"{k}={v}" for k, v in sorted(sel.items())) or "<none>"))
+    tols = [_toleration(t) for t in spec.get("tolerations") or []]
+    lines.append("  Tolerations:\t" + (tols[0] if tols else "<none>"))
+    lines.extend(f"  \t{t}" for t in tols[1:])
+    return "\n".join(lines)
+
+
+def _toleration(t: dict[str, Any]) -> str:
+    """``key=value:effect op=Exists for 300s``, as kubectl describe."""
+    s = t.get("key", "")
+    if t.get("value"):
+        s += f"={t['value']}"
+    if t.get("effect"):
+        s += f":{t['effect']}"
+    if t.get("operator") == "Exists" and not t.get("value"):
+        s += " op=Exists" if s else "op=Exists"
+    if t.get("tolerationSeconds") is not None:
+        s += f" for {t['tolerationSeconds']}s"
+    return s
+
+
+def _probe(p: dict[str, Any]) -> str:
+    if "httpGet" in p:
+        h = p["httpGet"]
+        action = f"http-get {h.get('scheme', 'HTTP').lower()}://{h.get('host', '')}:{h.get('port')}{h.get('path', '')}"
+    elif "tcpSocket" in p:
+        action = f"tcp-socket {p['tcpSocket'].get('host', '')}:{p['tcpSocket'].get('port')}"
+    elif "exec" in p:
+        action = f"exec {p['exec'].get('command')}".replace(",", "")
+    else:
+        action = "unknown"
+    return (f"{action} delay={p.get('initialDelaySeconds', 0)}s timeout={p.get('timeoutSeconds', 1)}s "
+            f"period={p.get('periodSeconds', 10)}s #success={p.get('successThreshold', 1)} "
+            f"#failure={p.get('failureThreshold', 3)}")
+
+
+def _describe_container(c: dict[str, Any]) -> list[str]:
+    out = [f"   {c['name']}:", f"    Image:\t{c.get('image', '')}"]
+    ports = c.get("ports") or []
+    if ports:
+        out.append("    Port" + ("s" if len(ports) > 1 else "") + ":\t"
+                   + ", ".join(f"{p['containerPort']}/{p.get('protocol', 'TCP')}" for p in ports))
+        out.append("    Host Port" + ("s" if len(ports) > 1 else "") + ":\t"
+                   + ", ".join(f"{p.get('hostPort', 0)}/{p.get('protocol', 'TCP')}" for p in ports))
+    else:
+        out.append("    Port:\t<none>")
+        out.append("    Host Port:\t<none>")
+    if c.get("command"):
+        out.append("    Command:")
+        out.extend(f"      {x}" for x in c["command"])
+    if c.get("args"):
+        out.append("    Args:")
+        out.extend(f"      {x}" for x in c["args"])
+    res = c.get("resources") or {}
+    for title, key in (("Limits", "limits"), ("Requests", "requests")):
+        if res.get(key):
+            out.append(f"    {title}:")
+            out.extend(f"      {k}:\t{v}" for k, v in sorted(res[key].items()))
+    for title, key in (("Liveness", "livenessProbe"), ("Readiness", "readinessProbe"), ("Startup", "startupProbe")):
+        if c.get(key):
+            out.append(f"    {title}:\t{_probe(c[key])}")
+    env = c.get("env") or []
+    if not env:
+        out.append("    Environment:\t<none>")
+    else:
+        out.append("    Environment:")
+        out.extend(f"      {e['name']}:\t{e.get('value', '')}" for e in env)
+    mounts = c.get("volumeMounts") or []
+    if not mounts:
+        out.append("    Mounts:\t<none>")
+    else:
+        out.append("    Mounts:")
+        out.extend(f"      {m['mountPath']} from {m['name']} ({'ro' if m.get('readOnly') else 'rw'})" for m in mounts)
+    return out
+
+
+def run_history(args: argparse.Namespace) -> int:
+    cluster = open_cluster(args, read_only=True)
+    try:
+        api = cluster.api
+        for t in resolve_args(api, args):
+            if t.info.kind != "Deployment":
+                print(f'error: no history viewer has been implemented for "{_gk(t)}"', file=sys.stderr)
+                return 1
+            try:
+                d = api.get(t.info, t.name, namespace=t.namespace)
+            except errors.StatusError as e:
+                print(server_error(e), file=sys.stderr)
+                return 1
+            history = _history(api, d)
+            if args.revision > 0:
+                rs = history.get(args.revision)
+                if rs is None:
+                    print("error: unable to find the specified revision", file=sys.stderr)
+                    return 1
+                text = tabwrite(describe_template((rs.get("spec") or {}).get("template") or {}))
+                print(f"{display_name(t.info, t.name)} with revision #{args.revision}\n{text}\n")
+                continue
+            rows = ["REVISION\tCHANGE-CAUSE"]
+            for rev in sorted(history):
+                cause = (history[rev]["metadata"].get("annotations") or {}).get(CHANGE_CAUSE) or "<none>"
+                rows.append(f"{rev}\t{cause}")
+            print(f"{display_name(t.info, t.name)} \n{tabwrite(chr(10).join(rows))}\n")
+    finally:
+        cluster.close()
+    return 0
+
+
+# --------------------------------------------------------------------------- undo / restart / pause / resume
+
+def _change(api: Any, t: Target, verb: str, to_revision: int) -> str:
+    """Send one of undo / restart / pause / resume; returns the line to print.
+
+    Raises:
+        RollbackError / ValueError: kubectl's refusal (message after ``error: ``).
+        StatusError: the server's.
+    """
+    name = display_name(t.info, t.name)
+    d = api.get(t.info, t.name, namespace=t.namespace)
+    if verb == "undo":
+        rss = api.list("replicasets", namespace=t.namespace)["items"]
+        plan = rollback_patch(d, rss, to_revision)
+        if plan["patch"] is not None:
+            api.patch(t.info, t.name, plan["patch"], plan["patchType"], namespace=t.namespace,
+                      field_manager=FIELD_MANAGER)
+        return plan["message"]
+    if verb == "restart":
+        try:
+            plan = restart_patch(d, api.timestamp())
+        except RollbackError as e:
+            raise ValueError(f'{t.info.qualified} "{t.name}" {e}') from None
+        api.patch(t.info, t.name, plan["patch"], plan["patchType"], namespace=t.namespace,
+                  field_manager=FIELD_MANAGER)
+        return plan["message"]
+    paused = bool((d.get("spec") or {}).get("paused"))
+    if verb == "pause" and paused:
+        raise ValueError(f'{t.info.qualified} "{t.name}" is already paused')
+    if verb == "resume" and not paused:
+        raise ValueError(f'{t.info.qualified} "{t.name}" is not paused')
+    api.patch(t.info, t.name, {"spec": {"paused": True if verb == "pause" else None}}, STRATEGIC_MERGE_PATCH,
+              namespace=t.namespace, field_manager=FIELD_MANAGER)
+    return f"{name} {'paused' if verb == 'pause' else 'resumed'}"
+
+
+def run_change(args: argparse.Namespace, verb: str) -> int:
+    failures: list[str] = []
+
+    async def body(cluster, rt) -> None:
+        api = cluster.api
+        for t in resolve_args(api, args):
+            if t.info.kind != "Deployment":
+                what = "rollbacker" if verb == "undo" else ("restarter" if verb == "restart" else verb)
+                failures.append(f"error: {t.info.qualified} \"{t.name}\" {what} is not supported for {_gk(t)}"
+                                if verb != "undo" else f"error: no rollbacker has been implemented for \"{_gk(t)}\"")
+                continue
+            try:
+                print(_change(api, t, verb, getattr(args, "to_revision", 0)))
+            except errors.StatusError as e:
+                failures.append(server_error(e))
+            except ValueError as e:
+                failures.append(f"error: {e}")
+
+    run_write(args, body)
+    for line in failures:
+        print(line, file=sys.stderr)
+    return 1 if failures else 0

@@ -1,0 +1,295 @@
+"""Which objects a write command acts on, resolved as kubectl's resource builder does.
+
+kubectl's commands that change the cluster (``delete``, ``label``, ``scale``,
+``rollout``, …) name their objects the same ways, all handled here:
+
+- ``TYPE NAME…`` — one type (or a comma-separated list, ``deploy,svc``) and
+  names; kubectl does not read the objects first, so a missing one surfaces
+  as the server's NotFound when the verb is sent;
+- ``TYPE/NAME…`` — every argument in that form (mixing the two forms is
+  kubectl's error ``there is no need to specify a resource type as a
+  separate argument …``);
+- ``-f FILE`` — the objects of manifests (type, namespace and name from each
+  document; the namespace must agree with ``-n`` when both are given);
+- ``TYPE -l SELECTOR`` / ``TYPE --all`` — a LIST of each type (in
+  ``-n NS``, or every namespace with ``-A``), in the server's order.
+
+:func:`resolve` returns :class:`Target` triples and raises
+:class:`TargetError` carrying kubectl's client-side message (printed as
+``error: <message>``). :func:`run_write` opens the cluster and runs one
+command's API calls inside a session of running components, then lets the
+cluster settle (or run ``--for``), as every write command does.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, Awaitable, Callable, Iterable, TypeVar
+
+import attrs
+
+from ..api.manifest import ManifestError, load_manifests, resource_for
+from ..api.resources import ResourceInfo, lookup
+from ..sim.runtime import Runtime
+from .durations import parse_duration
+from .session import open_cluster, run_session
+
+__all__ = [
+    "Target", "TargetError", "resolve", "resource_type", "split_type_name", "add_target_flags",
+    "add_run_flags", "run_write", "namespace_of", "resolve_args", "intermixed",
+]
+
+T = TypeVar("T")
+
+_NO_RESOURCES = (
+    "You must provide one or more resources by argument or filename.\n"
+    "Example resource specifications include:\n"
+    "   '-f rsrc.yaml'\n"
+    "   '--filename=rsrc.json'\n"
+    "   '<resource> <name>'\n"
+    "   '<resource>'"
+)
+_COMBINED = (
+    "there is no need to specify a resource type as a separate argument when passing arguments in "
+    "resource/name form (e.g. 'kubectl get resource/<resource_name>' instead of "
+    "'kubectl get resource resource/<resource_name>'"
+)
+
+
+class TargetError(ValueError):
+    """A client-side refusal; ``str()`` is kubectl's message without ``error: ``."""
+
+
+@attrs.frozen
+class Target:
+    """One object a command acts on.
+
+    Attributes:
+        info: its resource.
+        namespace: its namespace (None for cluster-scoped kinds).
+        name: its name.
+        source: the manifest file it came from (``-f``), else None.
+        obj: the manifest's object (``-f``) or the listed object (``-l`` / ``--all``), else None.
+    """
+
+    info: ResourceInfo
+    namespace: str | None
+    name: str
+    source: str | None = None
+    obj: dict[str, Any] | None = None
+
+
+def resource_type(text: str) -> ResourceInfo:
+    """What a user typed as a type (``deploy``, ``deployments.apps``, ``no``).
+
+    Raises:
+        TargetError: ``the server doesn't have a resource type "foo"``.
+    """
+    found = lookup(text)
+    if not found:
+        raise TargetError(f'the server doesn\'t have a resource type "{text}"')
+    return found[0]
+
+
+def split_type_name(text: str) -> tuple[ResourceInfo, str]:
+    """``deployment/web`` -> (deployments, ``web``).
+
+    Raises:
+        TargetError: an unknown type, or an empty name (``arguments in resource/name
+            form must have a single resource and name``).
+    """
+    kind, _, name = text.partition("/")
+    if not kind or not name or "/" in name:
+        raise TargetError("arguments in resource/name form must have a single resource and name")
+    return resource_type(kind), name
+
+
+def namespace_of(args: argparse.Namespace) -> str:
+    """``-n`` or ``default``."""
+    return getattr(args, "namespace", None) or "default"
+
+
+def _scoped(info: ResourceInfo, ns: str | None) -> str | None:
+    return ns if info.namespaced else None
+
+
+def resolve(
+    api: Any,
+    positional: list[str],
+    *,
+    filenames: Iterable[str] = (),
+    recursive: bool = False,
+    selector: str | None = None,
+    select_all: bool = False,
+    namespace: str | None = None,
+    all_namespaces: bool = False,
+    field_selector: str | None = None,
+) -> list[Target]:
+    """Resolve a command's resource arguments into targets, as kubectl's builder.
+
+    Args:
+        api: the API server (listed for ``-l`` / ``--all``).
+        positional: ``["deploy", "web", "api"]``, ``["deploy/web", "svc/web"]`` or ``["pods"]``.
+        filenames: ``-f`` paths (files, directories, ``-``).
+        selector: ``-l`` label selector.
+        select_all: ``--all``.
+        namespace: ``-n`` (None: ``default`` for names, the objects' own for files).
+        all_namespaces: ``-A`` (lists span every namespace).
+
+    Returns:
+        Targets in kubectl's order: files in document order; names as given;
+        listed objects in the server's (namespace, name) order, type by type.
+
+    Raises:
+        TargetError: kubectl's client-side errors (unknown type, no name,
+            mixed forms, an unreadable manifest, namespace mismatch).
+        StatusError: the LIST for a selector failed (e.g. a bad selector, 400).
+    """
+    ns = namespace or "default"
+    filenames = list(filenames)
+    if filenames:
+        if positional:
+            raise TargetError("when paths, URLs, or stdin is provided as input, you may not specify "
+                              "resource arguments as well")
+        return _from_files(filenames, recursive, namespace)
+    if not positional:
+        raise TargetError(_NO_RESOURCES)
+    if any("/" in a for a in positional):
+        if "/" not in positional[0]:
+            raise TargetError(_COMBINED)
+        if selector or select_all:
+            raise TargetError("name cannot be provided when a selector is specified")
+        out = []
+        for a in positional:
+            if "/" not in a:
+                raise TargetError(_COMBINED)
+            info, name = split_type_name(a)
+            out.append(Target(info, _scoped(info, ns), name))
+        return out
+    infos = [resource_type(t) for t in positional[0].split(",") if t]
+    names = positional[1:]
+    if names:
+        if selector or select_all:
+            raise TargetError("name cannot be provided when a selector is specified")
+        return [Target(info, _scoped(info, ns), n) for info in infos for n in names]
+    if not (selector is not None or select_all or field_selector):
+        raise TargetError("resource(s) were provided, but no name was specified")
+    out = []
+    for info in infos:
+        list_ns = None if all_namespaces else _scoped(info, ns)
+        listed = api.list(info, namespace=list_ns, label_selector=selector or None,
+                          field_selector=field_selector or None)
+        for obj in listed["items"]:
+            meta = obj["metadata"]
+            out.append(Target(info, meta.get("namespace"), meta["name"], obj=obj))
+    return out
+
+
+def _from_files(filenames: list[str], recursive: bool, namespace: str | None) -> list[Target]:
+    out = []
+    for f in filenames:
+        try:
+            docs = load_manifests(f, recursive=recursive)
+        except ManifestError as e:
+            raise TargetError(str(e)) from None
+        for doc in docs:
+            try:
+                info = resource_for(doc)
+            except ManifestError as e:
+                raise TargetError(str(e)) from None
+            obj = doc.obj or {}
+            meta = obj.get("metadata") or {}
+            own = meta.get("namespace")
+            if info.namespaced and namespace and own and own != namespace:
+                raise TargetError(
+                    f'the namespace from the provided object "{own}" does not match the namespace '
+                    f'"{namespace}". You must pass \'--namespace={own}\' to perform this operation.')
+            ns = (own or namespace or "default") if info.namespaced else None
+            out.append(Target(info, ns, meta.get("name", ""), source=doc.source, obj=obj))
+    return out
+
+
+class _IntermixedParser(argparse.ArgumentParser):
+    """A parser that lets flags sit between positionals (``label pods --all app=web``),
+    as kubectl's flag parsing does: argparse's ``parse_known_intermixed_args``."""
+
+    _inner = False
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        if self._inner:
+            return super().parse_known_args(args, namespace)
+        self._inner = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._inner = False
+
+
+def intermixed(p: argparse.ArgumentParser) -> None:
+    """Let ``p`` (a subcommand's parser) accept flags between its positionals."""
+    p.__class__ = _IntermixedParser
+
+
+def add_target_flags(p: argparse.ArgumentParser, *, files: bool = True, selector: bool = True,
+                     all_: bool = True, all_namespaces: bool = False) -> None:
+    """The resource-selection flags kubectl's write commands share (and flags
+    accepted between positionals, see :func:`intermixed`)."""
+    intermixed(p)
+    p.add_argument("resources", nargs="*", metavar="TYPE NAME | TYPE/NAME")
+    p.add_argument("-n", "--namespace", help="namespace (default: default)")
+    if files:
+        p.add_argument("-f", "--filename", action="append", default=[], help="manifest file, directory or -")
+        p.add_argument("-R", "--recursive", action="store_true", help="process directories recursively")
+    if selector:
+        p.add_argument("-l", "--selector", help="label selector")
+    if all_:
+        p.add_argument("--all", dest="select_all", action="store_true", help="every object of the types")
+    if all_namespaces:
+        p.add_argument("-A", "--all-namespaces", action="store_true", help="list across all namespaces")
+
+
+def resolve_args(api: Any, args: argparse.Namespace, positional: list[str] | None = None) -> list[Target]:
+    """:func:`resolve` with the flags :func:`add_target_flags` added."""
+    return resolve(
+        api, list(args.resources if positional is None else positional),
+        filenames=getattr(args, "filename", None) or (),
+        recursive=getattr(args, "recursive", False),
+        selector=getattr(args, "selector", None),
+        select_all=getattr(args, "select_all", False),
+        namespace=getattr(args, "namespace", None),
+        all_namespaces=getattr(args, "all_namespaces", False),
+    )
+
+
+def add_run_flags(p: argparse.ArgumentParser) -> None:
+    """``--for DURATION``: let that much virtual time pass instead of settling."""
+    p.add_argument("--for", dest="run_for", metavar="DURATION",
+                   help="let this much virtual time pass afterwards instead of waiting to settle (e.g. 5m)")
+
+
+def run_write(args: argparse.Namespace, body: Callable[[Any, Runtime], Awaitable[T]], *,
+              settle: bool = True, create: bool = False) -> T:
+    """Open the cluster, run ``body(cluster, runtime)`` with every component running, then
+    let the cluster settle — or run ``--for`` — and close the log.
+
+    Args:
+        settle: False to end as soon as the body returns (unless ``--for`` is given).
+        create: create a default cluster when none exists (as ``apply`` and ``create`` do).
+
+    Raises:
+        FileNotFoundError: no cluster (and not ``create``); ValueError: a bad ``--for``.
+    """
+    run_for = parse_duration(args.run_for) if getattr(args, "run_for", None) else None
+    cluster = open_cluster(args, create=create)
+    try:
+        result, _ = run_session(cluster, lambda rt: body(cluster, rt), settle=settle, run_for=run_for)
+    except BaseExceptionGroup as group:
+        # Trio wraps what the body raised; surface a lone error (TargetError, StatusError) as itself
+        while isinstance(group, BaseExceptionGroup) and len(group.exceptions) == 1:
+            group = group.exceptions[0]
+        if isinstance(group, BaseExceptionGroup):
+            raise
+        raise group from None
+    finally:
+        cluster.close()
+    return result

@@ -1,0 +1,147 @@
+"""``k8semu cordon|uncordon|drain|taint|advance|node stop|start`` as kubectl users see them."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from k8semu.cli.commands.advance import go_duration
+from k8semu.cli.commands.node import STOPPED_ANNOTATION, stopped_nodes
+from k8semu.cli.commands.taint import parse_taints
+from k8semu.cli.targets import TargetError
+from test_cli_write import Kubectl, controllers_registered, prepared_cluster
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory):
+    return prepared_cluster(tmp_path_factory)
+
+
+@pytest.fixture
+def k(base, tmp_path, capsys):
+    path = tmp_path / "cluster.log"
+    shutil.copy(base, path)
+    with controllers_registered():
+        yield Kubectl(path, capsys)
+
+
+def _node_of_a_web_pod(k) -> str:
+    return sorted(p["spec"]["nodeName"] for p in k.pods())[0]
+
+
+def _node(k, name: str) -> dict:
+    return next(n for n in k.objects("nodes", None) if n["metadata"]["name"] == name)
+
+
+def test_cordon_drain_uncordon_moves_the_pods(k):
+    node = _node_of_a_web_pod(k)
+    on_node = sorted(p["metadata"]["name"] for p in k.pods() if p["spec"]["nodeName"] == node)
+    assert k("cordon", node) == (0, [f"node/{node} cordoned"], [])
+    assert k("cordon", node) == (0, [f"node/{node} already cordoned"], [])
+    assert _node(k, node)["spec"]["unschedulable"] is True
+    rc, out, err = k("drain", node, "--ignore-daemonsets", "--for", "30s")
+    assert (rc, err) == (0, [])
+    assert out == ([f"node/{node} already cordoned"] + [f"evicting pod default/{p}" for p in on_node]
+                   + [f"pod/{p} evicted" for p in on_node] + [f"node/{node} drained"])
+    pods = k.pods()
+    assert len(pods) == 2 and all(p["spec"]["nodeName"] != node for p in pods)
+    assert k("uncordon", node) == (0, [f"node/{node} uncordoned"], [])
+    assert "unschedulable" not in _node(k, node)["spec"]
+    assert k("uncordon", node) == (0, [f"node/{node} already uncordoned"], [])
+    assert k("cordon", "nope") == (1, [], ['Error from server (NotFound): nodes "nope" not found'])
+
+
+def test_drain_refuses_bare_pods_without_force(k, tmp_path):
+    node = _node_of_a_web_pod(k)
+    bare = tmp_path / "bare.yaml"
+    bare.write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: bare\nspec:\n"
+                    f"  nodeName: {node}\n  containers:\n  - name: c\n    image: busybox\n")
+    k("apply", "-f", str(bare), "-q")
+    rc, out, err = k("drain", node)
+    assert rc == 1 and out == [f"node/{node} cordoned"]
+    why = ("cannot delete cannot delete Pods that declare no controller (use --force to override): "
+           "default/bare")
+    assert err == [f'error: unable to drain node "{node}" due to error: {why}, continuing command...',
+                   "There are pending nodes to be drained:", f" {node}", f"error: {why}"]
+    rc, out, err = k("drain", node, "--force", "--for", "30s")
+    assert rc == 0 and out[-1] == f"node/{node} drained" and "pod/bare evicted" in out
+    assert err == ["Warning: deleting Pods that declare no controller: default/bare"]
+
+
+def test_drain_retries_while_a_budget_forbids(k, tmp_path):
+    node = _node_of_a_web_pod(k)
+    pdb = tmp_path / "pdb.yaml"
+    pdb.write_text("apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: web\n"
+                   "spec:\n  minAvailable: 2\n  selector:\n    matchLabels:\n      app: web\n")
+    k("apply", "-f", str(pdb), "-q", "--for", "5s")
+    rc, out, err = k("drain", node, "--timeout", "12s")
+    victim = sorted(p["metadata"]["name"] for p in k.pods() if p["spec"]["nodeName"] == node)[0]
+    retry = (f'error when evicting pods/"{victim}" -n "default" (will retry after 5s): '
+             "Cannot evict pod as it would violate the pod's disruption budget.")
+    assert rc == 1 and out[1] == f"evicting pod default/{victim}"
+    assert err[:3] == [retry] * 3
+    assert err[-1] == "error: drain did not complete within 12s"
+
+
+def test_taint_and_untaint(k):
+    assert k("taint", "nodes", "node-1", "dedicated=web:NoSchedule") == (0, ["node/node-1 tainted"], [])
+    assert _node(k, "node-1")["spec"]["taints"] == [{"key": "dedicated", "value": "web", "effect": "NoSchedule"}]
+    assert k("taint", "nodes", "node-1", "dedicated=db:NoSchedule") == (
+        1, [], ["error: node node-1 already has map[dedicated:NoSchedule] taint(s) with same effect(s) and "
+                "--overwrite is false"])
+    assert k("taint", "nodes", "node-1", "dedicated=db:NoSchedule", "--overwrite") == (
+        0, ["node/node-1 modified"], [])
+    assert k("taint", "node/node-1", "dedicated:NoSchedule-") == (0, ["node/node-1 untainted"], [])
+    assert "taints" not in _node(k, "node-1")["spec"]
+    assert k("taint", "nodes", "node-1", "dedicated-") == (
+        1, [], ['error: taint "dedicated" not found'])
+    assert k("taint", "pods", "x", "a=b:NoSchedule")[2] == [
+        "error: invalid resource type pods, only node types are supported"]
+
+
+def test_noexecute_taint_evicts_and_pods_land_elsewhere(k):
+    node = _node_of_a_web_pod(k)
+    assert k("taint", "nodes", node, "maintenance:NoExecute", "--for", "30s")[1] == [f"node/{node} tainted"]
+    pods = k.pods()
+    assert len(pods) == 2 and all(p["spec"]["nodeName"] != node for p in pods)
+
+
+def test_node_stop_then_advance_node_unknown_pods_replaced(k):
+    node = _node_of_a_web_pod(k)
+    assert k("node", "stop", node) == (0, [f"node/{node} stopped"], [])
+    assert _node(k, node)["metadata"]["annotations"][STOPPED_ANNOTATION] == "true"
+    c = k.api()
+    try:
+        assert stopped_nodes(c) == {node}
+    finally:
+        c.close()
+    rc, out, _ = k("advance", "6m")
+    assert rc == 0 and out[0].startswith("advanced 6m0s: virtual time is now 6m")
+    ready = next(x for x in _node(k, node)["status"]["conditions"] if x["type"] == "Ready")
+    assert (ready["status"], ready["reason"]) == ("Unknown", "NodeStatusUnknown")
+    live = k.pods()
+    assert len(live) == 2 and all(p["spec"]["nodeName"] != node for p in live)
+    assert k("node", "start", node, "--for", "20s") == (0, [f"node/{node} started"], [])
+    ready = next(x for x in _node(k, node)["status"]["conditions"] if x["type"] == "Ready")
+    assert ready["status"] == "True" and STOPPED_ANNOTATION not in _node(k, node)["metadata"]["annotations"]
+
+
+# --------------------------------------------------------------------------- pure helpers
+
+@pytest.mark.parametrize("seconds, text", [
+    (0, "0s"), (0.5, "500ms"), (1.5, "1.5s"), (30, "30s"), (300, "5m0s"), (750, "12m30s"), (3600, "1h0m0s"),
+    (5430.25, "1h30m30.25s"),
+])
+def test_go_duration(seconds, text):
+    assert go_duration(seconds) == text
+
+
+def test_taint_specs():
+    assert parse_taints(["a=b:NoSchedule", "c:NoExecute-", "d-"]) == (
+        [{"key": "a", "value": "b", "effect": "NoSchedule"}],
+        [{"key": "c", "effect": "NoExecute"}, {"key": "d"}])
+    with pytest.raises(TargetError, match="invalid taint spec: a=b"):
+        parse_taints(["a=b"])
+    with pytest.raises(TargetError, match="invalid taint effect: Never"):
+        parse_taints(["a=b:Never"])

@@ -1,0 +1,252 @@
+"""The k8semu commands that change the cluster, as a kubectl user sees them: the lines printed,
+the exit codes, and what the cluster does afterwards.
+
+The module's helpers (:func:`prepared_cluster`, :class:`Kubectl`) are shared with
+``test_cli_rollout.py`` and ``test_cli_nodes.py``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+from pathlib import Path
+
+import pytest
+
+import k8semu.sim.components as components
+from k8semu.cli.main import main
+from k8semu.sim.cluster import Cluster
+
+WEB = str(Path(__file__).resolve().parents[1] / "manifests" / "web.yaml")
+
+
+def _with_missing_controllers(factories_fn):
+    """Default factories plus the controllers these flows need, where not registered yet,
+    and without the components of stopped nodes (what components.py is to do with
+    ``stopped_nodes``). A no-op wrapper once components.py registers them itself."""
+
+    def factories(cluster):
+        from k8semu.cli.commands.node import node_components, stopped_nodes
+        from k8semu.controllers.deployment import DeploymentController
+        from k8semu.controllers.disruption import DisruptionController
+        from k8semu.controllers.endpointslice import EndpointSliceController
+        from k8semu.controllers.garbagecollector import GarbageCollector
+        from k8semu.controllers.job import JobController
+        from k8semu.controllers.nodelifecycle import NodeLifecycleController, TaintEvictionController
+        from k8semu.controllers.replicaset import ReplicaSetController
+
+        api = cluster.api
+        out = dict(factories_fn(cluster))
+        for name, make in (("deployment-controller", lambda: DeploymentController(api)),
+                           ("replicaset-controller", lambda: ReplicaSetController(api)),
+                           ("generic-garbage-collector", lambda: GarbageCollector(api)),
+                           ("node-lifecycle-controller", lambda: NodeLifecycleController(api)),
+                           ("taint-eviction-controller", lambda: TaintEvictionController(api)),
+                           ("disruption-controller", lambda: DisruptionController(api)),
+                           ("endpointslice-controller", lambda: EndpointSliceController(api)),
+                           ("job-controller", lambda: JobController(api))):
+            out.setdefault(name, make)
+        for node in stopped_nodes(cluster):
+            for name in node_components(node):
+                out.pop(name, None)
+        return out
+
+    return factories
+
+
+@contextlib.contextmanager
+def controllers_registered():
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(components, "default_factories", _with_missing_controllers(components.default_factories))
+        yield
+
+
+class Kubectl:
+    """Runs ``k8semu --cluster PATH ARGS…`` in-process; returns (exit code, stdout lines, stderr lines)."""
+
+    def __init__(self, path: Path, capsys) -> None:
+        self.path = path
+        self.capsys = capsys
+
+    def __call__(self, *args: str) -> tuple[int, list[str], list[str]]:
+        self.capsys.readouterr()
+        try:
+            rc = main(["--cluster", str(self.path), *args])
+        except SystemExit as e:  # argparse
+            rc = e.code
+        out, err = self.capsys.readouterr()
+        return rc, out.splitlines(), err.splitlines()
+
+    def api(self):
+        """A read-only view of the cluster now (close it when done: use :meth:`objects`)."""
+        return Cluster.open(self.path, read_only=True)
+
+    def objects(self, resource: str, namespace: str | None = "default") -> list[dict]:
+        c = self.api()
+        try:
+            return c.api.list(resource, namespace=namespace)["items"]
+        finally:
+            c.close()
+
+    def pods(self, live_only: bool = True) -> list[dict]:
+        return [p for p in self.objects("pods")
+                if not (live_only and p["metadata"].get("deletionTimestamp"))]
+
+
+def prepared_cluster(tmp_path_factory, capsys=None) -> Path:
+    """A 3-node cluster file with the lab applied and 30 s of virtual time run (2 web pods up)."""
+    path = tmp_path_factory.mktemp("base") / "cluster.log"
+    with controllers_registered(), contextlib.redirect_stdout(None):
+        assert main(["--cluster", str(path), "cluster", "create", "--nodes", "3"]) == 0
+        assert main(["--cluster", str(path), "apply", "-f", WEB, "--for", "30s", "-q"]) == 0
+    return path
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory):
+    return prepared_cluster(tmp_path_factory)
+
+
+@pytest.fixture
+def k(base, tmp_path, capsys):
+    path = tmp_path / "cluster.log"
+    shutil.copy(base, path)
+    with controllers_registered():
+        yield Kubectl(path, capsys)
+
+
+# --------------------------------------------------------------------------- resolving targets
+
+def test_target_errors_are_kubectls(k):
+    assert k("delete", "foo", "x")[1:] == ([], ['error: the server doesn\'t have a resource type "foo"'])
+    assert k("delete", "deployment")[2] == ["error: resource(s) were provided, but no name was specified"]
+    rc, _, err = k("delete")
+    assert rc == 1 and err[0] == "error: You must provide one or more resources by argument or filename."
+    assert err[-1] == "   '<resource>'"
+    assert k("delete", "deploy", "svc/web")[2] == [
+        "error: there is no need to specify a resource type as a separate argument when passing arguments in "
+        "resource/name form (e.g. 'kubectl get resource/<resource_name>' instead of "
+        "'kubectl get resource resource/<resource_name>'"]
+
+
+# --------------------------------------------------------------------------- delete
+
+def test_delete_missing_pod_is_notfound(k):
+    assert k("delete", "pod", "x") == (1, [], ['Error from server (NotFound): pods "x" not found'])
+    assert k("delete", "pod", "x", "--ignore-not-found") == (0, [], [])
+
+
+def test_delete_pod_brings_a_replacement_with_a_new_name(k):
+    before = sorted(p["metadata"]["name"] for p in k.pods())
+    assert len(before) == 2
+    rc, out, _ = k("delete", "pod", before[0], "--for", "30s")
+    assert (rc, out) == (0, [f'pod "{before[0]}" deleted'])
+    after = sorted(p["metadata"]["name"] for p in k.pods())
+    assert len(after) == 2 and before[0] not in after and before[1] in after
+
+
+def test_delete_file_removes_everything_pods_included(k):
+    rc, out, err = k("delete", "-f", WEB)
+    assert (rc, out, err) == (0, ['deployment.apps "web" deleted', 'service "web" deleted'], [])
+    k("advance", "60s")
+    assert k.objects("deployments") == [] and k.objects("replicasets") == []
+    assert [s["metadata"]["name"] for s in k.objects("services")] == ["kubernetes"]
+    assert k.pods(live_only=False) == []
+    rc, _, err = k("delete", "-f", WEB)
+    assert rc == 1 and err == [
+        f'Error from server (NotFound): error when deleting "{WEB}": deployments.apps "web" not found',
+        f'Error from server (NotFound): error when deleting "{WEB}": services "web" not found']
+
+
+def test_delete_by_selector_and_force(k):
+    rc, out, err = k("delete", "pods", "-l", "app=web", "--force", "--grace-period=0", "--wait=false")
+    assert rc == 0 and len(out) == 2 and all(line.endswith(" force deleted") for line in out)
+    assert err == ["Warning: Immediate deletion does not wait for confirmation that the running resource has "
+                   "been terminated. The resource may continue to run on the cluster indefinitely."]
+    assert k("delete", "pods", "-l", "app=nothing") == (0, ["No resources found"], [])
+
+
+# --------------------------------------------------------------------------- create / replace
+
+def test_create_from_file_and_already_exists(k):
+    rc, _, err = k("create", "-f", WEB)
+    assert rc == 1 and err == [
+        f'Error from server (AlreadyExists): error when creating "{WEB}": deployments.apps "web" already exists',
+        f'Error from server (AlreadyExists): error when creating "{WEB}": services "web" already exists']
+
+
+def test_create_generators_make_kubectls_objects(k):
+    assert k("create", "deployment", "api", "--image=registry.k8s.io/pause:3.9", "--replicas", "2",
+             "--port", "8080") == (0, ["deployment.apps/api created"], [])
+    assert k("create", "namespace", "team") == (0, ["namespace/team created"], [])
+    assert k("create", "configmap", "cfg", "--from-literal=a=1", "--from-literal=b=2") == (
+        0, ["configmap/cfg created"], [])
+    assert k("create", "job", "once", "--image=busybox", "--", "echo", "hi") == (0, ["job.batch/once created"], [])
+    d = next(x for x in k.objects("deployments") if x["metadata"]["name"] == "api")
+    assert d["metadata"]["labels"] == {"app": "api"}
+    assert d["spec"]["selector"] == {"matchLabels": {"app": "api"}} and d["spec"]["replicas"] == 2
+    c = d["spec"]["template"]["spec"]["containers"][0]
+    assert (c["name"], c["image"], c["ports"][0]["containerPort"]) == ("pause", "registry.k8s.io/pause:3.9", 8080)
+    assert next(x for x in k.objects("configmaps") if x["metadata"]["name"] == "cfg")["data"] == {"a": "1", "b": "2"}
+    j = k.objects("jobs")[0]["spec"]["template"]["spec"]
+    assert (j["containers"][0]["name"], j["containers"][0]["command"], j["restartPolicy"]) == (
+        "once", ["echo", "hi"], "Never")
+    assert k("create", "configmap", "bad", "--from-literal=x")[2] == [
+        "error: invalid literal source x, expected key=value"]
+
+
+def test_replace(k, tmp_path):
+    doc = tmp_path / "cm.yaml"
+    doc.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: '2'\n")
+    assert k("replace", "-f", str(doc)) == (
+        1, [], [f'Error from server (NotFound): error when replacing "{doc}": configmaps "cfg" not found'])
+    k("create", "-f", str(doc))
+    doc.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: '3'\n")
+    assert k("replace", "-f", str(doc)) == (0, ["configmap/cfg replaced"], [])
+    assert next(c for c in k.objects("configmaps") if c["metadata"]["name"] == "cfg")["data"] == {"a": "3"}
+
+
+# --------------------------------------------------------------------------- scale / patch
+
+def test_scale_to_four_then_four_pods(k):
+    assert k("scale", "deployment", "web", "--replicas=4", "--for", "30s") == (0, ["deployment.apps/web scaled"], [])
+    assert len(k.pods()) == 4
+    d = k.objects("deployments")[0]
+    assert (d["spec"]["replicas"], d["status"]["availableReplicas"]) == (4, 4)
+    assert k("scale", "deploy/web", "--replicas=2", "--current-replicas=3")[2] == [
+        "error: Expected replicas to be 3, was 4"]
+    assert k("scale", "deploy", "nope", "--replicas=1")[2] == [
+        'Error from server (NotFound): deployments.apps "nope" not found']
+
+
+def test_patch_and_no_change(k):
+    assert k("patch", "deployment", "web", "-p", '{"spec":{"replicas":3}}') == (
+        0, ["deployment.apps/web patched"], [])
+    assert k("patch", "deployment/web", "-p", '{"spec":{"replicas":3}}') == (
+        0, ["deployment.apps/web patched (no change)"], [])
+    assert k("patch", "svc", "web", "--type", "merge", "-p", "metadata: {labels: {tier: front}}") == (
+        0, ["service/web patched"], [])
+    web = next(s for s in k.objects("services") if s["metadata"]["name"] == "web")
+    assert web["metadata"]["labels"] == {"tier": "front"}
+
+
+# --------------------------------------------------------------------------- label / annotate
+
+def test_label_overwrite_and_remove(k):
+    assert k("label", "deployment", "web", "tier=front") == (0, ["deployment.apps/web labeled"], [])
+    assert k("label", "deployment", "web", "tier=back") == (
+        1, [], ["error: 'tier' already has a value (front), and --overwrite is false"])
+    assert k("label", "deployment", "web", "tier=back", "--overwrite") == (0, ["deployment.apps/web labeled"], [])
+    assert k("label", "deployment", "web", "tier=back") == (0, ["deployment.apps/web not labeled"], [])
+    assert k("label", "deployment", "web", "tier-")[1] == ["deployment.apps/web labeled"]
+    assert "tier" not in (k.objects("deployments")[0]["metadata"].get("labels") or {})
+    rc, out, _ = k("label", "pods", "--all", "canary=no")
+    assert rc == 0 and len(out) == 2 and all(line.startswith("pod/web-") and line.endswith(" labeled") for line in out)
+
+
+def test_annotate(k):
+    assert k("annotate", "svc", "web", "owner=team-a") == (0, ["service/web annotated"], [])
+    assert k("annotate", "svc", "web", "owner=team-b") == (
+        1, [], ["error: --overwrite is false but found the following declared annotation(s): "
+                "'owner' already has a value (team-a)"])
+    assert k("annotate", "svc", "web", "owner-") == (0, ["service/web annotated"], [])
