@@ -417,3 +417,37 @@ TestStoreModel = StoreModel.TestCase
 TestStoreModel.settings = settings(
     max_examples=60, stateful_step_count=40, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
+
+
+def test_damage_inside_a_live_object_is_found_at_open(tmp_path):
+    path = tmp_path / "c.log"
+    log = EventLog(path=path)
+    log.create(KEY, pod("web-1"), "a")
+    log.create("/registry/pods/default/b", pod("b"), "a")
+    log.compact(1)
+    log.create("/registry/pods/default/c", pod("c"), "a")
+    log.close()
+    lines = path.read_bytes().splitlines(keepends=True)
+    assert lines[3].startswith(b'{"type":"COMPACT"')
+    lines[4] = lines[4].replace(b'"kind":"Pod"', b'"kind":Pod"')  # revision 3, line 5
+    path.write_bytes(b"".join(lines))
+    with pytest.raises(LogFormatError) as e:
+        EventLog.open(path)
+    assert e.value.line == 5 and "object of /registry/pods/default/c is not JSON" in str(e.value)
+
+
+def test_damage_inside_a_superseded_object_is_reported_when_read(tmp_path):
+    path = tmp_path / "c.log"
+    log = EventLog(path=path)
+    log.create(KEY, pod("web-1", v=1), "a")
+    log.update(KEY, pod("web-1", v=2), "a")
+    log.close()
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[1] = lines[1].replace(b'"kind":"Pod"', b'"kind":Pod"')
+    path.write_bytes(b"".join(lines))
+    with pytest.raises(LogFormatError):
+        EventLog.open(path, verify=True)
+    log = EventLog.open(path)  # fast open: the live version is fine
+    assert log.get(KEY).object["v"] == 2
+    with pytest.raises(ValueError, match="event log revision 1 .*damaged object"):
+        log.get(KEY, revision=1).object

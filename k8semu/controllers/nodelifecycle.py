@@ -115,14 +115,15 @@ class NodeLifecycleController(Component):
         return max(times)
 
     def next_wakeup(self) -> float | None:
-        """When a currently healthy-looking node would go Unknown if it stays silent."""
+        """When a node that has missed a heartbeat (10 s) would go Unknown if it stays silent."""
         out = None
+        now = self.api.now
         for node in self.nodes.indexer.list():
             ready = _condition(node, "Ready")
             if ready is None or ready.get("status") == "Unknown":
                 continue
             hb = self._last_heartbeat(node)
-            if hb is not None:
+            if hb is not None and now - hb > 10.0:
                 t = hb + self.grace
                 out = t if out is None or t < out else out
         return out

@@ -11,7 +11,8 @@ timer, so an hour with nothing to do costs milliseconds.
 Quiescence: :meth:`Runtime.settle` returns once the cluster has *settled*:
 every task is blocked (no queued work, no write in flight, no watch event
 undelivered) and no component has real work scheduled within ``horizon``
-virtual seconds (:meth:`~k8semu.client.component.Component.next_wakeup`;
+virtual seconds (30 by default: longer than an image pull, a probe's initial
+delay or a first crash back-off, shorter than a CronJob's typical period) (:meth:`~k8semu.client.component.Component.next_wakeup`;
 heartbeats and lease renewals do not count). :meth:`Runtime.advance` lets a
 given span of virtual time pass; :meth:`Runtime.until` waits for a predicate.
 
@@ -100,7 +101,7 @@ class Runtime:
         times = [t for c in self.components.values() if (t := c.next_wakeup()) is not None]
         return min(times) if times else None
 
-    async def settle(self, *, horizon: float = 1.0, limit: float = 600.0) -> bool:
+    async def settle(self, *, horizon: float = 30.0, limit: float = 600.0) -> bool:
         """Run until settled (see module docstring) or ``limit`` virtual seconds pass.
 
         Returns:

@@ -118,6 +118,9 @@ class LogReader:
 
     After construction, :attr:`header` holds the header dict; iterate
     :meth:`entries` for ``("record", Record)`` and ``("compact", rev)``.
+    With ``verify=False`` each record's object is checked only for its
+    framing (``{…}``) and kept as bytes, to be decoded when read; with
+    ``verify=True`` (default) every object is decoded at once.
     :attr:`torn` is ``(line_number, byte_offset)`` of a torn last line, or
     None; :attr:`good_size` is the byte size of the file without it.
 
@@ -127,8 +130,9 @@ class LogReader:
             or a damaged line that is not the last.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, verify: bool = True) -> None:
         self.path = Path(path)
+        self.verify = verify
         self.data = self.path.read_bytes()
         self.torn: tuple[int, int] | None = None
         self.good_size = len(self.data)
@@ -153,6 +157,14 @@ class LogReader:
             )
         self.header: dict[str, Any] = header
         self._body_start = nl + 1
+        self.line = 1  # the line :meth:`entries` last yielded
+        self._compact_after: list[int] = []  # last record revision before each COMPACT line
+
+    def line_of(self, revision: int) -> int:
+        """The file line of a record (header = line 1, COMPACT lines counted)."""
+        from bisect import bisect_left
+
+        return revision + 1 + bisect_left(self._compact_after, revision)
 
     def entries(self) -> Iterator[tuple[str, Any]]:
         """Yield ``("record", Record)`` / ``("compact", int)`` in file order.
@@ -177,7 +189,7 @@ class LogReader:
             start = pos
             pos = nl + 1
             try:
-                entry = self._parse(line)
+                entry = self._parse(line, self.verify)
             except (ValueError, KeyError, TypeError) as e:
                 if is_last:
                     self._torn(line_no, start)
@@ -193,6 +205,9 @@ class LogReader:
                 if last_rev == 0 and value.revision < 1:
                     raise LogFormatError(self.path, line_no, f"bad revision {value.revision}")
                 last_rev = value.revision
+            else:
+                self._compact_after.append(last_rev)
+            self.line = line_no
             yield entry
 
     def _torn(self, line_no: int, offset: int) -> None:
@@ -200,7 +215,7 @@ class LogReader:
         self.good_size = offset
 
     @staticmethod
-    def _parse(line: bytes) -> tuple[str, Any]:
+    def _parse(line: bytes, verify: bool = True) -> tuple[str, Any]:
         if not line:
             raise ValueError("empty line")
         i = line.find(_OBJ_SEP)
@@ -215,9 +230,14 @@ class LogReader:
         if line[-1:] != b"}":
             raise ValueError("record does not end with '}'")
         raw = line[i + len(_OBJ_SEP):-1]
-        obj = orjson.loads(raw)  # checks the object too: damage is found at open, not later
-        if not isinstance(obj, dict):
-            raise ValueError("obj is not a JSON object")
+        if verify:
+            obj = orjson.loads(raw)
+            if not isinstance(obj, dict):
+                raise ValueError("obj is not a JSON object")
+        else:
+            obj = None
+            if raw[:1] != b"{" or raw[-1:] != b"}":
+                raise ValueError("obj is not a JSON object")
         typ = head["type"]
         if typ not in _TYPES:
             raise ValueError(f"unknown record type {typ!r}")

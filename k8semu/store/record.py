@@ -66,7 +66,10 @@ class Record:
         """The API object (a dict to be treated as immutable)."""
         obj = self._obj
         if obj is None:
-            obj = orjson.loads(self._raw)  # type: ignore[arg-type]
+            try:
+                obj = orjson.loads(self._raw)  # type: ignore[arg-type]
+            except orjson.JSONDecodeError as e:
+                raise ValueError(f"event log revision {self.revision} ({self.key}): damaged object: {e}") from None
         return obj
 
     @property
