@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from k8semu.cli.commands.advance import go_duration
-from k8semu.cli.commands.node import STOPPED_ANNOTATION, stopped_nodes
+from k8semu.sim.components import STOPPED_ANNOTATION, stopped_nodes
 from k8semu.cli.commands.taint import parse_taints
 from k8semu.cli.targets import TargetError
 from test_cli_write import Kubectl, controllers_registered, prepared_cluster

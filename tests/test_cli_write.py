@@ -26,7 +26,7 @@ def _with_missing_controllers(factories_fn):
     ``stopped_nodes``). A no-op wrapper once components.py registers them itself."""
 
     def factories(cluster):
-        from k8semu.cli.commands.node import node_components, stopped_nodes
+        from k8semu.sim.components import node_components, stopped_nodes
         from k8semu.controllers.deployment import DeploymentController
         from k8semu.controllers.disruption import DisruptionController
         from k8semu.controllers.endpointslice import EndpointSliceController

@@ -378,7 +378,11 @@ class PodWorker:
         if p.result is None or (p.streak_value is not None and p.streak_value != p.result):
             return True
         t = self.k.runtime.next_event_time(c)
-        return t is not None and t <= p.next_at + _EPS
+        if t is not None and t <= p.next_at + _EPS:
+            return True
+        # the program does not change before the tick: the tick matters if its answer
+        # differs from the recorded result (e.g. the first readiness success)
+        return self.k.runtime.probe(c, p.kind, p.spec, self.k.api.now) != p.result
 
     # ---------------------------------------------------------------- sync
     def sync(self, now: float) -> None:

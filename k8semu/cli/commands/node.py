@@ -6,7 +6,7 @@ session and every session starts the cluster's components afresh, the
 fact must live in the log: ``node stop`` writes the annotation
 ``k8semu.io/stopped: "true"`` on the Node (a merge patch by the user, so
 the log shows who pulled the plug and when) and stops the node's
-components in the running session; :func:`stopped_nodes` reads the
+components in the running session; :func:`~k8semu.sim.components.stopped_nodes` reads the
 annotations back, and :func:`k8semu.sim.components.default_factories` leaves
 those nodes' components out of every later session. ``node start`` removes
 the annotation and starts fresh components (they list, then watch, as a
@@ -28,27 +28,10 @@ from ...api import errors
 from ...api.apiserver import MERGE_PATCH
 from ..durations import parse_duration
 from ..output import server_error
+from ...sim.components import STOPPED_ANNOTATION, node_components, stopped_nodes
 from ..session import open_cluster, run_session
 
-__all__ = ["STOPPED_ANNOTATION", "stopped_nodes", "node_components", "register"]
-
-STOPPED_ANNOTATION = "k8semu.io/stopped"
-
-
-def stopped_nodes(cluster: Any) -> set[str]:
-    """Names of the nodes whose machine is stopped (annotation ``k8semu.io/stopped: "true"``).
-
-    For :func:`~k8semu.sim.components.default_factories`: leave out
-    :func:`node_components` of each of these nodes.
-    """
-    listed = cluster.api.list("nodes")["items"]
-    return {n["metadata"]["name"] for n in listed
-            if (n["metadata"].get("annotations") or {}).get(STOPPED_ANNOTATION) == "true"}
-
-
-def node_components(node: str) -> tuple[str, str]:
-    """The runtime names of a node's components: ``kubelet/NODE``, ``kube-proxy/NODE``."""
-    return f"kubelet/{node}", f"kube-proxy/{node}"
+__all__ = ["register"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
