@@ -129,6 +129,8 @@ class APIServer:
 
         self.admission = default_admission_chain(self)
         self._authorizer = None
+        self._authz_cache: dict[tuple, bool] = {}
+        self._authz_generation = -1
         if authorize:
             from .rbac import RBACAuthorizer
 
@@ -169,6 +171,18 @@ class APIServer:
     ) -> None:
         if self._authorizer is None or "system:masters" in ctx.user.groups:
             return
+        # decisions are cached until an RBAC object changes (see _StorePolicy)
+        key = (ctx.user.name, ctx.user.groups, verb, info.group, info.plural, subresource,
+               namespace or "", name)
+        policy = self._authorizer.policy
+        if policy.generation != self._authz_generation:
+            self._authz_cache.clear()
+            self._authz_generation = policy.generation
+        cached = self._authz_cache.get(key)
+        if cached is True:
+            return
+        if len(self._authz_cache) > 100_000:
+            self._authz_cache.clear()
         attrs_ = Attributes(
             user=ctx.user,
             verb=verb,
@@ -179,6 +193,7 @@ class APIServer:
             name=name,
         )
         self._authorizer.check(attrs_)
+        self._authz_cache[key] = True
 
     def _namespace(self, info: ResourceInfo, namespace: str | None) -> str | None:
         if not info.namespaced:
@@ -1088,13 +1103,28 @@ def _decode_continue(token: str) -> tuple[int, str]:
 
 
 class _StorePolicy:
-    """RBAC objects read live from the store (the authorizer's PolicySource)."""
+    """RBAC objects read live from the store (the authorizer's PolicySource).
+
+    ``generation`` moves whenever a Role, ClusterRole or binding is written, so
+    readers can cache what they derived from the policy.
+    """
 
     def __init__(self, server: APIServer) -> None:
         self.log = server.log
+        self.generation = 0
+        self._lists: dict[str, list[dict[str, Any]]] = {}
+        self.log.add_listener(self._changed)
+
+    def _changed(self, rec: Record) -> None:
+        if rec.key.endswith(".rbac.authorization.k8s.io", 0, rec.key.find("/", 10)):
+            self.generation += 1
+            self._lists.clear()
 
     def _objs(self, prefix: str) -> Iterable[dict[str, Any]]:
-        return [r.object for r in self.log.range(prefix)]
+        got = self._lists.get(prefix)
+        if got is None:
+            got = self._lists[prefix] = [r.object for r in self.log.range(prefix)]
+        return got
 
     def cluster_roles(self):
         return self._objs("/registry/clusterroles.rbac.authorization.k8s.io/")

@@ -517,7 +517,9 @@ class PodWorker:
         """doBackOff, then start a new instance of the container."""
         c = s.current
         assert c is not None and c.finished_at is not None
-        if s.crash_backoff.in_backoff_since(c.finished_at, now):
+        # a pull started by this restart (imagePullPolicy Always) finishes the restart,
+        # whatever the back-off says now: doBackOff was already passed when it began
+        if s.pull is None and s.crash_backoff.in_backoff_since(c.finished_at, now):
             window = c.finished_at
             if s.backoff_reported != window:
                 s.backoff_reported = window
@@ -1165,6 +1167,7 @@ class Kubelet(Component):
             self._sync_due(now)
             nxt = self._next_any()
             if self._dirty:
+                await trio.lowlevel.checkpoint()
                 continue
             with trio.move_on_at(nxt if nxt is not None else float("inf")):
                 await self._wake.wait()
