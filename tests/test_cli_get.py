@@ -90,7 +90,8 @@ def test_get_pods_wide_by_label(capsys, lab):
 def test_get_service(capsys, lab):
     code, out, _ = k(capsys, lab, "get", "svc", "web")
     header, row = out.splitlines()
-    assert header == "NAME   TYPE        CLUSTER-IP       EXTERNAL-IP   PORT(S)   AGE"
+    ip = row.split()[2]
+    assert header == f"NAME   TYPE        {'CLUSTER-IP'.ljust(len(ip))}   EXTERNAL-IP   PORT(S)   AGE"
     assert row.split()[0:2] == ["web", "ClusterIP"] and row.split()[3:] == ["<none>", "80/TCP", "30s"]
 
 
