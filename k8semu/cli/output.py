@@ -17,7 +17,21 @@ def die(msg: str, code: int = 1) -> int:
 
 
 def server_error(err: StatusError, context: str = "") -> str:
-    """kubectl's ``Error from server (Reason): [context: ]message`` line."""
+    """kubectl's rendering of a server error.
+
+    A 422 with causes prints as kubectl's ``The Deployment "web" is invalid:
+    <field>: <message>`` (several causes as ``* `` lines); anything else as
+    ``Error from server (Reason): [context]message``.
+    """
+    details = err.details or {}
+    causes = details.get("causes") or []
+    if err.reason == "Invalid" and details.get("kind") and causes:
+        head = f'The {details["kind"]} "{details.get("name", "")}" is invalid: '
+        lines = [f'{c.get("field")}: {c.get("message")}' if c.get("field") else c.get("message", "")
+                 for c in causes]
+        if len(lines) == 1:
+            return head + lines[0]
+        return head + "\n" + "\n".join(f"* {line}" for line in lines)
     return f"Error from server ({err.reason}): {context}{err.message}"
 
 
