@@ -39,6 +39,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from k8semu.api import resources
 from k8semu.api.errors import BadRequest
+from k8semu.api.validation import is_label_value, is_qualified_name
 
 __all__ = [
     "Requirement",
@@ -108,73 +109,7 @@ def _aggregate(msgs: list[str]) -> str:
     return seen[0] if len(seen) == 1 else "[" + ", ".join(seen) + "]"
 
 
-# --- label key / value validation (k8s.io/apimachinery/pkg/util/validation) ----
-
-_QNAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QNAME_RE = re.compile(_QNAME_FMT)
-_QNAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and "
-              "end with an alphanumeric character")
-_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
-_DNS1123_SUBDOMAIN_RE = re.compile(_DNS1123_SUBDOMAIN_FMT)
-_DNS1123_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-                          "characters, '-' or '.', and must start and end with an alphanumeric "
-                          "character")
-_LABEL_VALUE_FMT = "(" + _QNAME_FMT + ")?"
-_LABEL_VALUE_RE = re.compile(_LABEL_VALUE_FMT)
-_LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, "
-                    "'-', '_' or '.', and must start and end with an alphanumeric character")
-
-
-def _regex_error(msg: str, fmt: str, *examples: str) -> str:
-    if not examples:
-        return f"{msg} (regex used for validation is '{fmt}')"
-    text = msg + " (e.g. " + " or ".join(f"'{e}', " for e in examples)
-    return text + f"regex used for validation is '{fmt}')"
-
-
-def _max_len_error(n: int) -> str:
-    return f"must be no more than {n} characters"
-
-
-def _blen(s: str) -> int:
-    return len(s.encode("utf-8"))
-
-
-def _is_qualified_name(value: str) -> list[str]:
-    errs: list[str] = []
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            if _blen(prefix) > 253:
-                errs.append("prefix part " + _max_len_error(253))
-            if not _DNS1123_SUBDOMAIN_RE.fullmatch(prefix):
-                errs.append("prefix part " + _regex_error(
-                    _DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    else:
-        return ["a qualified name " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
-                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
-    if not name:
-        errs.append("name part must be non-empty")
-    elif _blen(name) > 63:
-        errs.append("name part " + _max_len_error(63))
-    if not _QNAME_RE.fullmatch(name):
-        errs.append("name part " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc"))
-    return errs
-
-
-def _is_valid_label_value(value: str) -> list[str]:
-    errs: list[str] = []
-    if _blen(value) > 63:
-        errs.append(_max_len_error(63))
-    if not _LABEL_VALUE_RE.fullmatch(value):
-        errs.append(_regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return errs
+# label key / value validation: k8semu.api.validation (apimachinery's util/validation)
 
 
 def _invalid(path: str, value: str, detail: str) -> str:
@@ -183,7 +118,7 @@ def _invalid(path: str, value: str, detail: str) -> str:
 
 
 def _key_error(key: str, path: str) -> str | None:
-    errs = _is_qualified_name(key)
+    errs = is_qualified_name(key)
     return _invalid(path, key, "; ".join(errs)) if errs else None
 
 
@@ -243,7 +178,7 @@ class Requirement:
             supported = ", ".join(_go_quote(o) for o in _VALID_OPERATORS)
             errs.append(f"operator: Unsupported value: {_go_quote(operator)}: supported values: {supported}")
         for i, v in enumerate(vals or []):
-            verrs = _is_valid_label_value(v)
+            verrs = is_label_value(v)
             if verrs:
                 errs.append(_invalid(f"values[{i}][{key}]", v, "; ".join(verrs)))
         if errs:

@@ -279,7 +279,7 @@ def is_qualified_name(v: str) -> list[str]:
         errs.append("name part must be non-empty")
     elif len(name) > 63:
         errs.append("name part " + _max_len(63))
-    if name and not _QUALIFIED_NAME_RE.match(name):
+    if not _QUALIFIED_NAME_RE.match(name):
         errs.append("name part " + QUALIFIED_NAME_MSG)
     return errs
 
