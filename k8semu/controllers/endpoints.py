@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..api import errors
-from ..api.pods import is_pod_ready, is_terminal, pod_condition
+from ..api.pods import find_port, is_pod_ready, is_terminal, pod_condition, pod_ipv4
 from ..api.selectors import selector_from_set
 from ..client.component import Component
 from ..client.informer import NAMESPACE_INDEX, EventHandler, meta_namespace_key, split_key
@@ -42,31 +42,6 @@ MANAGED_BY_LABEL = "endpoints.kubernetes.io/managed-by"
 CONTROLLER_NAME = "endpoint-controller"
 HEADLESS_LABEL = "service.kubernetes.io/headless"
 TRIGGER_TIME_ANNOTATION = "endpoints.kubernetes.io/last-change-trigger-time"
-
-
-def _pod_ipv4(pod: Obj) -> str | None:
-    status = pod.get("status") or {}
-    ips = [p.get("ip") for p in status.get("podIPs") or () if p.get("ip")]
-    if not ips and status.get("podIP"):
-        ips = [status["podIP"]]
-    return next((ip for ip in ips if ":" not in ip), None)
-
-
-def _find_port(pod: Obj, svc_port: Obj) -> int | None:
-    """``podutil.FindPort`` (numeric targetPort as is; a name looked up in the containers)."""
-    target = svc_port.get("targetPort")
-    if target in (None, "", 0):
-        target = svc_port.get("port")
-    if isinstance(target, int):
-        return target
-    if isinstance(target, str) and target.isdigit():
-        return int(target)
-    proto = svc_port.get("protocol") or "TCP"
-    for c in (pod.get("spec") or {}).get("containers") or ():
-        for p in c.get("ports") or ():
-            if p.get("name") == target and (p.get("protocol") or "TCP") == proto:
-                return int(p["containerPort"])
-    return None
 
 
 def _address(pod: Obj, svc: Obj, ip: str) -> Obj:
@@ -96,12 +71,12 @@ def endpoint_subsets(svc: Obj, pods: list[Obj]) -> list[Obj]:
     headless = spec.get("clusterIP") == "None"
     groups: dict[tuple, tuple[list[Obj], list[Obj], list[Obj]]] = {}
     for pod in pods:
-        ip = _pod_ipv4(pod)
+        ip = pod_ipv4(pod)
         if ip is None or is_terminal(pod) or (pod.get("metadata") or {}).get("deletionTimestamp"):
             continue
         ports = []
         for sp in spec.get("ports") or ():
-            num = _find_port(pod, sp)
+            num = find_port(pod, sp)
             if num is None:
                 continue
             p = {"name": sp.get("name") or "", "port": num, "protocol": sp.get("protocol") or "TCP"}

@@ -44,7 +44,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..api import errors
-from ..api.pods import is_pod_ready, is_terminal, pod_condition
+from ..api.pods import find_port, is_pod_ready, is_terminal, pod_condition, pod_ipv4
 from ..api.selectors import selector_from_set
 from ..client.component import Component
 from ..client.informer import NAMESPACE_INDEX, EventHandler, meta_namespace_key, split_key
@@ -56,7 +56,6 @@ __all__ = [
     "CONTROLLER_NAME",
     "SERVICE_NAME_LABEL",
     "TRIGGER_TIME_ANNOTATION",
-    "find_port",
     "pod_to_endpoint",
     "endpoint_ports",
     "desired_endpoints",
@@ -86,37 +85,6 @@ def service_selector(svc: Obj) -> dict[str, str] | None:
     """The Service's ``spec.selector``, or None when it has none (then no slices are managed)."""
     sel = (svc.get("spec") or {}).get("selector")
     return dict(sel) if sel else None
-
-
-def pod_ipv4(pod: Obj) -> str | None:
-    """The pod's IPv4 address (``status.podIPs`` first, then ``status.podIP``), or None."""
-    status = pod.get("status") or {}
-    ips = [p.get("ip") for p in status.get("podIPs") or () if p.get("ip")]
-    if not ips and status.get("podIP"):
-        ips = [status["podIP"]]
-    return next((ip for ip in ips if ":" not in ip), None)
-
-
-def find_port(pod: Obj, svc_port: Obj) -> int | None:
-    """``podutil.FindPort``: the container port a Service port targets, or None.
-
-    A numeric ``targetPort`` is used as is (``port`` when absent); a named one is
-    looked up among the pod's containers' ports with that name and the Service
-    port's protocol.
-    """
-    target = svc_port.get("targetPort")
-    if target in (None, "", 0):
-        target = svc_port.get("port")
-    if isinstance(target, int):
-        return target
-    if isinstance(target, str) and target.isdigit():
-        return int(target)
-    proto = svc_port.get("protocol") or "TCP"
-    for c in (pod.get("spec") or {}).get("containers") or ():
-        for p in c.get("ports") or ():
-            if p.get("name") == target and (p.get("protocol") or "TCP") == proto:
-                return int(p["containerPort"])
-    return None
 
 
 def endpoint_ports(svc: Obj, pod: Obj) -> list[Obj]:
