@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 
 import pytest
 
@@ -10,20 +9,6 @@ from k8semu.cli.commands.advance import go_duration
 from k8semu.sim.components import STOPPED_ANNOTATION, stopped_nodes
 from k8semu.cli.commands.taint import parse_taints
 from k8semu.cli.targets import TargetError
-from test_cli_write import Kubectl, controllers_registered, prepared_cluster
-
-
-@pytest.fixture(scope="module")
-def base(tmp_path_factory):
-    return prepared_cluster(tmp_path_factory)
-
-
-@pytest.fixture
-def k(base, tmp_path, capsys):
-    path = tmp_path / "cluster.log"
-    shutil.copy(base, path)
-    with controllers_registered():
-        yield Kubectl(path, capsys)
 
 
 def _node_of_a_web_pod(k) -> str:

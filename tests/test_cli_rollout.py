@@ -2,25 +2,10 @@
 
 from __future__ import annotations
 
-import shutil
 
 import pytest
 
 from k8semu.cli.commands.rollout import rollout_status, tabwrite
-from test_cli_write import Kubectl, controllers_registered, prepared_cluster
-
-
-@pytest.fixture(scope="module")
-def base(tmp_path_factory):
-    return prepared_cluster(tmp_path_factory)
-
-
-@pytest.fixture
-def k(base, tmp_path, capsys):
-    path = tmp_path / "cluster.log"
-    shutil.copy(base, path)
-    with controllers_registered():
-        yield Kubectl(path, capsys)
 
 
 WAITING = 'Waiting for deployment "web" rollout to finish: '

@@ -1,118 +1,17 @@
 """The k8semu commands that change the cluster, as a kubectl user sees them: the lines printed,
 the exit codes, and what the cluster does afterwards.
 
-The module's helpers (:func:`prepared_cluster`, :class:`Kubectl`) are shared with
-``test_cli_rollout.py`` and ``test_cli_nodes.py``.
+The ``k`` fixture (a :class:`conftest.Kubectl` on a copy of the prepared lab cluster) is
+in ``conftest.py``, shared with ``test_cli_rollout.py`` and ``test_cli_nodes.py``.
 """
 
 from __future__ import annotations
 
-import contextlib
-import shutil
 from pathlib import Path
 
-import pytest
 
-import k8semu.sim.components as components
-from k8semu.cli.main import main
-from k8semu.sim.cluster import Cluster
 
 WEB = str(Path(__file__).resolve().parents[1] / "manifests" / "web.yaml")
-
-
-def _with_missing_controllers(factories_fn):
-    """Default factories plus the controllers these flows need, where not registered yet,
-    and without the components of stopped nodes (what components.py is to do with
-    ``stopped_nodes``). A no-op wrapper once components.py registers them itself."""
-
-    def factories(cluster):
-        from k8semu.sim.components import node_components, stopped_nodes
-        from k8semu.controllers.deployment import DeploymentController
-        from k8semu.controllers.disruption import DisruptionController
-        from k8semu.controllers.endpointslice import EndpointSliceController
-        from k8semu.controllers.garbagecollector import GarbageCollector
-        from k8semu.controllers.job import JobController
-        from k8semu.controllers.nodelifecycle import NodeLifecycleController, TaintEvictionController
-        from k8semu.controllers.replicaset import ReplicaSetController
-
-        api = cluster.api
-        out = dict(factories_fn(cluster))
-        for name, make in (("deployment-controller", lambda: DeploymentController(api)),
-                           ("replicaset-controller", lambda: ReplicaSetController(api)),
-                           ("generic-garbage-collector", lambda: GarbageCollector(api)),
-                           ("node-lifecycle-controller", lambda: NodeLifecycleController(api)),
-                           ("taint-eviction-controller", lambda: TaintEvictionController(api)),
-                           ("disruption-controller", lambda: DisruptionController(api)),
-                           ("endpointslice-controller", lambda: EndpointSliceController(api)),
-                           ("job-controller", lambda: JobController(api))):
-            out.setdefault(name, make)
-        for node in stopped_nodes(cluster):
-            for name in node_components(node):
-                out.pop(name, None)
-        return out
-
-    return factories
-
-
-@contextlib.contextmanager
-def controllers_registered():
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(components, "default_factories", _with_missing_controllers(components.default_factories))
-        yield
-
-
-class Kubectl:
-    """Runs ``k8semu --cluster PATH ARGS…`` in-process; returns (exit code, stdout lines, stderr lines)."""
-
-    def __init__(self, path: Path, capsys) -> None:
-        self.path = path
-        self.capsys = capsys
-
-    def __call__(self, *args: str) -> tuple[int, list[str], list[str]]:
-        self.capsys.readouterr()
-        try:
-            rc = main(["--cluster", str(self.path), *args])
-        except SystemExit as e:  # argparse
-            rc = e.code
-        out, err = self.capsys.readouterr()
-        return rc, out.splitlines(), err.splitlines()
-
-    def api(self):
-        """A read-only view of the cluster now (close it when done: use :meth:`objects`)."""
-        return Cluster.open(self.path, read_only=True)
-
-    def objects(self, resource: str, namespace: str | None = "default") -> list[dict]:
-        c = self.api()
-        try:
-            return c.api.list(resource, namespace=namespace)["items"]
-        finally:
-            c.close()
-
-    def pods(self, live_only: bool = True) -> list[dict]:
-        return [p for p in self.objects("pods")
-                if not (live_only and p["metadata"].get("deletionTimestamp"))]
-
-
-def prepared_cluster(tmp_path_factory, capsys=None) -> Path:
-    """A 3-node cluster file with the lab applied and 30 s of virtual time run (2 web pods up)."""
-    path = tmp_path_factory.mktemp("base") / "cluster.log"
-    with controllers_registered(), contextlib.redirect_stdout(None):
-        assert main(["--cluster", str(path), "cluster", "create", "--nodes", "3"]) == 0
-        assert main(["--cluster", str(path), "apply", "-f", WEB, "--for", "30s", "-q"]) == 0
-    return path
-
-
-@pytest.fixture(scope="module")
-def base(tmp_path_factory):
-    return prepared_cluster(tmp_path_factory)
-
-
-@pytest.fixture
-def k(base, tmp_path, capsys):
-    path = tmp_path / "cluster.log"
-    shutil.copy(base, path)
-    with controllers_registered():
-        yield Kubectl(path, capsys)
 
 
 # --------------------------------------------------------------------------- resolving targets
