@@ -6,5 +6,6 @@
 COMMANDS = (
     "cluster", "apply", "get", "describe", "events", "logs", "top", "wait", "explain_scheduling",
     "delete", "create", "replace", "patch", "scale", "rollout", "set_image", "label", "annotate",
-    "nodes", "drain", "taint", "advance", "node",
+    "nodes", "drain", "taint", "advance", "node", "serve",
+    "history", "diff", "timeline", "trace", "replay", "bisect", "import_",
 )

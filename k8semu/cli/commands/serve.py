@@ -1,0 +1,83 @@
+"""``k8semu serve``: the cluster as a kube-apiserver that the real kubectl talks to.
+
+One process runs every component of the cluster (as every other command
+does, :func:`k8semu.sim.runtime.run_cluster`), but on a real-time clock
+(``--speed`` virtual seconds per wall second) and with an HTTPS server on
+127.0.0.1 (:mod:`k8semu.server`). It writes a kubeconfig (server URL, the
+cluster CA, the admin bearer token) and prints ``export KUBECONFIG=…``.
+Ctrl-C (SIGINT) or SIGTERM stops it: open watches end, the components stop,
+and the log is closed with every acknowledged write in it (the log flushes
+each write before the API answers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from pathlib import Path
+
+import trio
+
+from ..session import cluster_path, open_cluster
+
+__all__ = ["register", "run"]
+
+DEFAULT_KUBECONFIG = Path(".k8semu") / "kubeconfig"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("serve", help="serve the cluster's API over HTTPS for kubectl and client libraries")
+    p.add_argument("--port", type=int, default=6443, help="port on 127.0.0.1 (0: any free port; default 6443)")
+    p.add_argument("--speed", type=float, default=1.0,
+                   help="virtual seconds per wall second (default 1: real time)")
+    p.add_argument("--kubeconfig", default=None,
+                   help=f"where to write the kubeconfig (default ./{DEFAULT_KUBECONFIG})")
+    p.add_argument("--insecure-http", action="store_true", help="plain HTTP instead of HTTPS (loopback only)")
+    p.add_argument("--token-file", default=None,
+                   help='more users: a kube-apiserver --token-auth-file CSV (token,user,uid,"group1,group2")')
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ...sim.components import default_factories
+    from ...sim.runtime import run_cluster
+    from ...server.pki import admin_user, kubeconfig_text, load_credentials, parse_token_file
+    from ...server.run import serve_api
+
+    if args.speed <= 0:
+        raise ValueError(f"--speed must be positive, got {args.speed}")
+    tokens = {}
+    if args.token_file:
+        tokens.update(parse_token_file(Path(args.token_file).read_text()))
+    path = cluster_path(args)
+    cluster = open_cluster(args, create=True)
+    creds = load_credentials(path.parent / "pki")
+    tokens[creds.admin_token] = admin_user()
+    kubeconfig = Path(args.kubeconfig or DEFAULT_KUBECONFIG).absolute()
+    cluster.clock.set_speed(args.speed)
+
+    async def body(rt) -> None:
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async def stop() -> None:
+                async for _ in signals:
+                    return
+
+            async with trio.open_nursery() as nursery:
+                url = await nursery.start(lambda task_status: serve_api(
+                    cluster.api, tokens, port=args.port, creds=None if args.insecure_http else creds,
+                    speed=args.speed, shutdown_trigger=stop, task_status=task_status))
+                kubeconfig.parent.mkdir(parents=True, exist_ok=True)
+                kubeconfig.write_text(kubeconfig_text(url, creds.admin_token,
+                                                      None if args.insecure_http else creds.ca_cert))
+                os.chmod(kubeconfig, 0o600)
+                print(f"k8semu: serving {path} on {url} (speed {args.speed:g}x); Ctrl-C stops", file=sys.stderr)
+                print(f"export KUBECONFIG={kubeconfig}", flush=True)
+
+    try:
+        run_cluster(cluster, body, default_factories(cluster))
+    finally:
+        cluster.close()
+    print("k8semu: stopped", file=sys.stderr)
+    return 0

@@ -1,0 +1,656 @@
+"""The kube-apiserver's HTTP front: a plain ASGI app over :class:`~k8semu.api.apiserver.APIServer`.
+
+One :class:`APIApp` serves one cluster. A request goes through:
+
+1. **authentication** — ``Authorization: Bearer <token>`` looked up in the
+   token table (the admin token plus a ``--token-auth-file``); an unknown token
+   is a 401 ``Unauthorized`` Status; no header is ``system:anonymous``;
+2. **routing** — non-resource paths (``/version``, ``/healthz``, ``/livez``,
+   ``/readyz``, discovery, ``/openapi/v3``) and resource paths
+   ``/api/v1/...`` / ``/apis/<group>/<version>/...`` with an optional
+   ``namespaces/<ns>/`` segment, a name and a subresource;
+3. **the verb** on the API server (RBAC applies there, through the request's
+   :class:`~k8semu.api.apiserver.RequestContext`), with query parameters and
+   ``DeleteOptions`` bodies decoded as kube-apiserver does (booleans as
+   ``true``/``True``, unknown parameters ignored);
+4. **the response** — JSON; a ``meta.k8s.io/v1`` Table when the ``Accept``
+   header asks for ``as=Table``; errors as ``Status`` with HTTP code ``code``.
+
+Streams (watch, ``log?follow=true``) are chunked responses, one JSON line per
+watch event, flushed per event; each ends at ``timeoutSeconds`` (wall seconds,
+converted to virtual ones with the clock's speed), when the server stops, or
+as soon as the client disconnects (a task waits for ``http.disconnect``).
+
+Times: the cluster clock runs at ``speed`` virtual seconds per wall second;
+everything the client sees (ages, timestamps) is virtual, timeouts the client
+gives are wall-clock.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from datetime import timedelta
+from typing import Any, Awaitable, Callable
+from urllib.parse import parse_qs, unquote
+
+import orjson
+import trio
+
+from ..api import errors
+from ..api.apiserver import APPLY_PATCH, JSON_PATCH, PATCH_TYPES, RequestContext
+from ..api.auth import SYSTEM_MASTERS, UserInfo, anonymous
+from ..api.resources import ResourceInfo, by_resource
+from . import discovery, openapi
+
+__all__ = ["APIApp", "VERSION_INFO"]
+
+#: What ``GET /version`` reports (kubectl's dispatcher picks ``kubectl.1.33`` by ``minor``).
+VERSION_INFO = {
+    "major": "1",
+    "minor": "33",
+    "emulationMajor": "1",
+    "emulationMinor": "33",
+    "minCompatibilityMajor": "1",
+    "minCompatibilityMinor": "32",
+    "gitVersion": "v1.33.1",
+    "gitCommit": "8adc0f041b8e7ad1d30e29cc59c6ae7a15e19828",
+    "gitTreeState": "clean",
+    "buildDate": "2025-05-15T08:19:08Z",
+    "goVersion": "go1.24.2",
+    "compiler": "gc",
+    "platform": "linux/amd64",
+}
+
+_PUBLIC_PATHS = ("/version", "/healthz", "/livez", "/readyz")
+_DEFAULT_WATCH_TIMEOUT = 1800.0  # wall seconds (kube-apiserver's --min-request-timeout)
+_LOG_POLL = 0.25  # wall seconds between looks for new lines of a followed log
+
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+
+
+class _Request:
+    """The parsed parts of one ASGI HTTP request."""
+
+    def __init__(self, scope: dict[str, Any]) -> None:
+        self.method: str = scope["method"]
+        self.path: str = unquote(scope["path"])
+        self.query: dict[str, str] = {
+            k: v[0] for k, v in parse_qs(scope.get("query_string", b"").decode("latin-1"),
+                                         keep_blank_values=True).items()
+        }
+        self.headers: dict[str, str] = {}
+        for k, v in scope.get("headers") or ():
+            self.headers[k.decode("latin-1").lower()] = v.decode("latin-1")
+        self.body = b""
+
+    def flag(self, name: str) -> bool:
+        return self.query.get(name, "").lower() in ("true", "1")
+
+    def int_param(self, name: str) -> int | None:
+        v = self.query.get(name)
+        if v in (None, ""):
+            return None
+        try:
+            return int(v)
+        except ValueError:
+            raise errors.BadRequest(f'{name}: Invalid value: "{v}": must be an integer') from None
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "application/json").split(";")[0].strip().lower()
+
+    @property
+    def wants_table(self) -> bool:
+        accept = self.headers.get("accept", "")
+        return any("as=Table" in part and "g=meta.k8s.io" in part for part in accept.split(","))
+
+    def json_body(self) -> Any:
+        if not self.body.strip():
+            return None
+        try:
+            return orjson.loads(self.body)
+        except orjson.JSONDecodeError:
+            if self.content_type == APPLY_PATCH or "yaml" in self.content_type:
+                from ruamel.yaml import YAML
+
+                try:
+                    return _plain(YAML(typ="safe").load(self.body.decode()))
+                except Exception:
+                    pass
+            raise errors.BadRequest("the body of the request was in an unknown format") from None
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    return v
+
+
+def _not_found() -> errors.StatusError:
+    e = errors.NotFound("the server could not find the requested resource")
+    e.details = {}
+    return e
+
+
+class APIApp:
+    """ASGI application serving one cluster's API server.
+
+    Args:
+        api: the :class:`~k8semu.api.apiserver.APIServer`.
+        tokens: bearer token -> user (the admin token maps to ``kubernetes-admin``
+            in ``system:masters``).
+        speed: virtual seconds per wall second (for wall-clock timeouts).
+        server_address: ``host:port`` reported in ``/api``.
+    """
+
+    def __init__(self, api: Any, tokens: dict[str, UserInfo], *, speed: float = 1.0,
+                 server_address: str = "127.0.0.1:6443") -> None:
+        self.api = api
+        self.tokens = dict(tokens)
+        self.speed = speed
+        self.server_address = server_address
+        self.shutting_down = trio.Event()
+
+    # ------------------------------------------------------------------ ASGI entry
+    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                msg = await receive()
+                if msg["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif msg["type"] == "lifespan.shutdown":
+                    self.shutting_down.set()
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if scope["type"] != "http":
+            return
+        req = _Request(scope)
+        more = True
+        chunks = []
+        while more:
+            msg = await receive()
+            if msg["type"] == "http.disconnect":
+                return
+            chunks.append(msg.get("body", b""))
+            more = msg.get("more_body", False)
+        req.body = b"".join(chunks)
+        try:
+            await self._handle(req, receive, send)
+        except errors.StatusError as e:
+            await _send_json(send, e.code, e.status())
+        except Exception as e:  # a bug: report it as kube-apiserver does an internal error
+            traceback.print_exc(file=sys.stderr)
+            err = errors.InternalError(f"an error on the server ({type(e).__name__}: {e}) has prevented the request from succeeding")
+            await _send_json(send, 500, err.status())
+
+    # ------------------------------------------------------------------ auth
+    def authenticate(self, req: _Request) -> UserInfo:
+        """The request's user: its bearer token's, else ``system:anonymous``.
+
+        Raises:
+            Unauthorized: a token (or another scheme) that is not known.
+        """
+        auth = req.headers.get("authorization")
+        if not auth:
+            return anonymous()
+        scheme, _, token = auth.partition(" ")
+        if scheme.lower() != "bearer" or token.strip() not in self.tokens:
+            raise errors.Unauthorized()
+        return self.tokens[token.strip()]
+
+    def _nonresource_authz(self, who: UserInfo, path: str) -> None:
+        if path in _PUBLIC_PATHS or SYSTEM_MASTERS in who.groups:
+            return
+        if "system:authenticated" not in who.groups:
+            raise errors.Forbidden(f'forbidden: User "{who.name}" cannot get path "{path}"',
+                                   details={})
+
+    # ------------------------------------------------------------------ routing
+    async def _handle(self, req: _Request, receive: Receive, send: Send) -> None:
+        who = self.authenticate(req)
+        ctx = RequestContext(user=who)
+        path = req.path.rstrip("/") or "/"
+        parts = [p for p in path.split("/") if p]
+        if not parts or parts[0] not in ("api", "apis") or (
+            parts[0] == "api" and len(parts) <= 2) or (parts[0] == "apis" and len(parts) <= 3):
+            self._nonresource_authz(who, path)
+            return await self._nonresource(req, path, parts, send)
+        if parts[0] == "api":
+            group, version, rest = "", parts[1], parts[2:]
+        else:
+            group, version, rest = parts[1], parts[2], parts[3:]
+        if len(rest) >= 3 and rest[0] == "namespaces":
+            info = by_resource(group, rest[2])
+            if info is not None and info.namespaced:
+                ns, rest = rest[1], rest[2:]
+            else:
+                ns = None
+        else:
+            ns = None
+        info = by_resource(group, rest[0])
+        if info is None or info.version != version or len(rest) > 3:
+            raise _not_found()
+        name = rest[1] if len(rest) > 1 else None
+        sub = rest[2] if len(rest) > 2 else ""
+        if sub and sub not in info.subresources:
+            raise _not_found()
+        await self._resource(req, ctx, info, ns, name, sub, receive, send)
+
+    async def _nonresource(self, req: _Request, path: str, parts: list[str], send: Send) -> None:
+        if req.method not in ("GET", "HEAD"):
+            raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
+        if path == "/version":
+            return await _send_json(send, 200, VERSION_INFO)
+        if path in ("/healthz", "/livez", "/readyz"):
+            return await _send(send, 200, b"ok", "text/plain; charset=utf-8")
+        if path in ("/api", "/apis"):
+            ver = _aggregated_version(req.headers.get("accept", ""))
+            if ver:
+                return await _send_json(
+                    send, 200, discovery.aggregated(path == "/api", ver),
+                    content_type=f"application/json;g=apidiscovery.k8s.io;v={ver};as=APIGroupDiscoveryList")
+            if path == "/api":
+                return await _send_json(send, 200, discovery.api_versions(self.server_address))
+            return await _send_json(send, 200, discovery.api_group_list())
+        if parts[0] == "api" and len(parts) == 2:
+            doc = discovery.resource_list("", parts[1])
+        elif parts[0] == "apis" and len(parts) == 2:
+            doc = discovery.api_group(parts[1])
+        elif parts[0] == "apis" and len(parts) == 3:
+            doc = discovery.resource_list(parts[1], parts[2])
+        elif path == "/openapi/v3":
+            doc = openapi.index()
+        elif parts[:2] == ["openapi", "v3"] and len(parts) >= 4:
+            gv = parts[2:]
+            if gv[0] == "api" and len(gv) == 2:
+                got = openapi.document_bytes("", gv[1])
+            elif gv[0] == "apis" and len(gv) == 3:
+                got = openapi.document_bytes(gv[1], gv[2])
+            else:
+                got = None
+            if got is None:
+                raise _not_found()
+            headers = [(b"etag", f'"{got[1]}"'.encode())]
+            if req.query.get("hash") == got[1]:
+                headers.append((b"cache-control", b"public, immutable"))
+            return await _send(send, 200, got[0], "application/json", headers)
+        else:
+            doc = None
+        if doc is None:
+            raise _not_found()
+        await _send_json(send, 200, doc)
+
+    # ------------------------------------------------------------------ resources
+    async def _resource(self, req: _Request, ctx: RequestContext, info: ResourceInfo, ns: str | None,
+                        name: str | None, sub: str, receive: Receive, send: Send) -> None:
+        api = self.api
+        m = req.method
+        q = req.query
+        dry_run = q.get("dryRun") == "All"
+        fv = q.get("fieldValidation") or "Warn"
+        if fv not in ("Strict", "Warn", "Ignore"):
+            raise errors.BadRequest(f'fieldValidation: Unsupported value: "{fv}": supported values: "Ignore", "Strict", "Warn"')
+        manager = q.get("fieldManager") or None
+        if m in ("GET", "HEAD") and name is None:
+            if req.flag("watch"):
+                return await self._watch(req, ctx, info, ns, receive, send)
+            lst = api.list(info, namespace=ns, ctx=ctx, label_selector=q.get("labelSelector") or None,
+                           field_selector=q.get("fieldSelector") or None, limit=req.int_param("limit"),
+                           continue_=q.get("continue") or None, resource_version=q.get("resourceVersion"))
+            if req.wants_table:
+                return await _send_json(send, 200, self._table(lst["items"], info, req, lst["metadata"]))
+            return await _send_json(send, 200, lst)
+        if m in ("GET", "HEAD"):
+            if sub == "log":
+                return await self._log(req, ctx, info, ns, name, receive, send)
+            if sub == "scale":
+                return await _send_json(send, 200, api.get_scale(info, name, namespace=ns, ctx=ctx))
+            if sub not in ("", "status"):
+                raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
+            obj = api.get(info, name, namespace=ns, ctx=ctx, resource_version=q.get("resourceVersion"))
+            if req.wants_table:
+                rv = (obj.get("metadata") or {}).get("resourceVersion")
+                return await _send_json(send, 200, self._table([obj], info, req, {"resourceVersion": rv}))
+            return await _send_json(send, 200, obj)
+        if req.body and req.content_type not in ("application/json", "application/yaml", *PATCH_TYPES):
+            # protobuf / CBOR bodies are not decoded here; 415 makes client-go retry with JSON
+            raise errors.UnsupportedMediaType(
+                f'the body of the request was in an unknown format - accepted media types include: '
+                f'application/json, application/yaml, {", ".join(PATCH_TYPES)}')
+        body = req.json_body()
+        if m == "POST":
+            if name is None:
+                if not isinstance(body, dict):
+                    raise errors.BadRequest("the body of the request was in an unknown format")
+                out = api.create(info, body, namespace=ns, ctx=ctx, dry_run=dry_run, field_validation=fv,
+                                 field_manager=manager)
+                return await _send_json(send, 201, out)
+            if sub == "binding":
+                api.bind(name, body or {}, namespace=ns, ctx=ctx)
+                return await _send_json(send, 201, _success(201))
+            if sub == "eviction":
+                out = api.evict(name, body or {}, namespace=ns, ctx=ctx, dry_run=dry_run or _dry(body))
+                return await _send_json(send, 201, out)
+            raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
+        if name is None and m != "DELETE":
+            raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
+        if m == "PUT":
+            if not isinstance(body, dict):
+                raise errors.BadRequest("the body of the request was in an unknown format")
+            if sub == "scale":
+                replicas = (body.get("spec") or {}).get("replicas", 0)
+                return await _send_json(send, 200, api.update_scale(
+                    info, name, replicas, namespace=ns, ctx=ctx, dry_run=dry_run, field_manager=manager))
+            if sub == "finalize":
+                fins = (body.get("spec") or {}).get("finalizers") or []
+                return await _send_json(send, 200, api.finalize_namespace(name, fins, ctx=ctx))
+            body_name = (body.get("metadata") or {}).get("name")
+            if body_name and body_name != name:
+                raise errors.BadRequest(f"the name of the object ({body_name}) does not match the name on the URL ({name})")
+            if not body_name:
+                body = {**body, "metadata": {**(body.get("metadata") or {}), "name": name}}
+            out = api.update(info, body, namespace=ns, subresource=sub, ctx=ctx, dry_run=dry_run,
+                             field_validation=fv, field_manager=manager)
+            return await _send_json(send, 200, out)
+        if m == "PATCH":
+            ptype = req.content_type
+            if ptype not in PATCH_TYPES:
+                raise errors.UnsupportedMediaType(
+                    f"the body of the request was in an unknown format - accepted media types include: "
+                    f"{', '.join(PATCH_TYPES)}")
+            if sub == "scale":
+                return await _send_json(send, 200, self._patch_scale(info, ns, name, body, ptype, ctx, dry_run, manager))
+            code = 200
+            if ptype == APPLY_PATCH:
+                if not manager:
+                    raise errors.BadRequest("PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: "
+                                            "is required for apply patch")
+                try:
+                    api.get(info, name, namespace=ns, ctx=ctx)
+                except errors.NotFound:
+                    code = 201
+            out = api.patch(info, name, body, ptype, namespace=ns, subresource=sub, ctx=ctx, dry_run=dry_run,
+                            field_manager=manager, force=req.flag("force"), field_validation=fv)
+            return await _send_json(send, code, out)
+        if m == "DELETE":
+            opts = body if isinstance(body, dict) else {}
+            grace = opts.get("gracePeriodSeconds", req.int_param("gracePeriodSeconds"))
+            policy = opts.get("propagationPolicy") or q.get("propagationPolicy") or None
+            if policy is None and opts.get("orphanDependents") is True:
+                policy = "Orphan"
+            dry = dry_run or _dry(opts)
+            if name is None:
+                out = api.delete_collection(info, namespace=ns, ctx=ctx, label_selector=q.get("labelSelector") or None,
+                                            field_selector=q.get("fieldSelector") or None,
+                                            grace_period_seconds=grace, propagation_policy=policy, dry_run=dry)
+                return await _send_json(send, 200, out)
+            out = api.delete(info, name, namespace=ns, ctx=ctx, grace_period_seconds=grace,
+                             propagation_policy=policy, preconditions=opts.get("preconditions"), dry_run=dry)
+            still = not dry and api.log.get(info.key(ns, name)) is not None
+            return await _send_json(send, 202 if still else 200, out)
+        raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
+
+    def _patch_scale(self, info: ResourceInfo, ns: str | None, name: str, body: Any, ptype: str,
+                     ctx: RequestContext, dry_run: bool, manager: str | None) -> dict[str, Any]:
+        from ..api import patch as patching
+
+        scale = self.api.get_scale(info, name, namespace=ns, ctx=ctx)
+        if ptype == JSON_PATCH:
+            new = patching.apply_json_patch(scale, body)
+        elif isinstance(body, dict):
+            new = patching.apply_merge_patch(scale, body)
+        else:
+            raise errors.BadRequest("the body of the request was in an unknown format")
+        replicas = (new.get("spec") or {}).get("replicas", 0)
+        if not isinstance(replicas, int) or isinstance(replicas, bool):
+            raise errors.BadRequest("json: cannot unmarshal into Go struct field ScaleSpec.spec.replicas of type int32")
+        return self.api.update_scale(info, name, replicas, namespace=ns, ctx=ctx, dry_run=dry_run,
+                                     field_manager=manager)
+
+    # ------------------------------------------------------------------ tables
+    def _now(self):
+        return self.api.epoch + timedelta(seconds=self.api.now)
+
+    def _table(self, items: list[dict[str, Any]], info: ResourceInfo, req: _Request,
+               list_meta: dict[str, Any] | None, *, columns: bool = True) -> dict[str, Any]:
+        from ..api.tables import table_for
+
+        t = table_for(items, info.qualified, self._now(), include_object=req.query.get("includeObject", ""),
+                      list_meta=list_meta)
+        if not columns:
+            t = {k: v for k, v in t.items() if k != "columnDefinitions"}
+        return t
+
+    # ------------------------------------------------------------------ streams
+    async def _stream(self, send: Send, receive: Receive, content_type: str,
+                      body: Callable[[Callable[[bytes], Awaitable[None]]], Awaitable[None]]) -> None:
+        """A chunked 200 response; ``body(write)`` runs until done, the client goes, or shutdown."""
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", content_type.encode()), (b"cache-control", b"no-cache, private")]})
+
+        async def write(data: bytes) -> None:
+            await send({"type": "http.response.body", "body": data, "more_body": True})
+
+        gone = False
+        async with trio.open_nursery() as nursery:
+            async def watch_client() -> None:
+                nonlocal gone
+                while True:
+                    msg = await receive()
+                    if msg["type"] == "http.disconnect":
+                        gone = True
+                        nursery.cancel_scope.cancel()
+                        return
+
+            async def watch_shutdown() -> None:
+                await self.shutting_down.wait()
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(watch_client)
+            nursery.start_soon(watch_shutdown)
+            try:
+                await body(write)
+            finally:
+                nursery.cancel_scope.cancel()
+        if not gone:
+            try:
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+            except Exception:
+                pass
+
+    async def _watch(self, req: _Request, ctx: RequestContext, info: ResourceInfo, ns: str | None,
+                     receive: Receive, send: Send) -> None:
+        q = req.query
+        api = self.api
+        timeout = req.int_param("timeoutSeconds")
+        timeout = _DEFAULT_WATCH_TIMEOUT if timeout is None else float(timeout)
+        table = req.wants_table
+        initial_events = req.flag("sendInitialEvents")
+        selectors = dict(label_selector=q.get("labelSelector") or None, field_selector=q.get("fieldSelector") or None)
+        rv = q.get("resourceVersion")
+        first: list[dict[str, Any]] = []
+        if initial_events:
+            # WatchList: the current state as ADDED events, then a bookmark marking their end
+            lst = api.list(info, namespace=ns, ctx=ctx, **selectors)
+            first = [{"type": "ADDED", "object": o} for o in lst["items"]]
+            rv = lst["metadata"]["resourceVersion"]
+            first.append({"type": "BOOKMARK", "object": {
+                "kind": info.kind, "apiVersion": info.api_version,
+                "metadata": {"resourceVersion": rv, "annotations": {"k8s.io/initial-events-end": "true"}}}})
+        try:
+            events = await api.watch(info, namespace=ns, ctx=ctx, resource_version=rv,
+                                     allow_bookmarks=req.flag("allowWatchBookmarks"), **selectors)
+        except errors.Expired as e:
+            events = None
+            first = [{"type": "ERROR", "object": e.status()}]
+        sent_columns = False
+
+        def encode(ev: dict[str, Any]) -> bytes:
+            nonlocal sent_columns
+            obj = ev["object"]
+            if table and ev["type"] in ("ADDED", "MODIFIED", "DELETED"):
+                obj = self._table([obj], info, req, {"resourceVersion": (obj.get("metadata") or {}).get("resourceVersion")},
+                                  columns=not sent_columns)
+                sent_columns = True
+            elif table and ev["type"] == "BOOKMARK":
+                obj = {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": dict(obj["metadata"]),
+                       "columnDefinitions": None, "rows": None}
+            return orjson.dumps({"type": ev["type"], "object": obj}) + b"\n"
+
+        async def body(write: Callable[[bytes], Awaitable[None]]) -> None:
+            with trio.move_on_after(timeout * self.speed):
+                for ev in first:
+                    await write(encode(ev))
+                if events is None:
+                    return
+                try:
+                    async for ev in events:
+                        await write(encode(ev.wire()))
+                finally:
+                    await events.aclose()
+
+        await self._stream(send, receive, "application/json", body)
+
+    async def _log(self, req: _Request, ctx: RequestContext, info: ResourceInfo, ns: str | None, name: str,
+                   receive: Receive, send: Send) -> None:
+        api = self.api
+        api._authz(ctx, "get", info, ns, name, "log")  # RBAC on pods/log, as upstream
+        pod = api.get(info, name, namespace=ns, ctx=ctx)
+        q = req.query
+        spec = pod.get("spec") or {}
+        containers = list(spec.get("containers") or [])
+        specs = {c["name"]: c for c in list(spec.get("initContainers") or []) + containers}
+        cname = q.get("container")
+        if not cname:
+            if len(containers) != 1:
+                names = " ".join(c["name"] for c in containers)
+                raise errors.BadRequest(f"a container name must be specified for pod {name}, choose one of: [{names}]")
+            cname = containers[0]["name"]
+        if cname not in specs:
+            raise errors.BadRequest(f"container {cname} is not valid for pod {name}")
+        window = _log_window(api, pod, cname, req.flag("previous"))
+        start, end = window
+        tail = req.int_param("tailLines")
+        stamps = req.flag("timestamps")
+        follow = req.flag("follow") and not req.flag("previous")
+        from ..node import behaviour
+
+        annotations = (pod.get("metadata") or {}).get("annotations") or {}
+        epoch = api.epoch
+        try:
+            program = behaviour.build_program(specs[cname], annotations)
+            run = program.start(start, wall_clock=lambda t: epoch + timedelta(seconds=t))
+        except ValueError:
+            run = None
+
+        def lines(until: float) -> list[bytes]:
+            if run is None:
+                return []
+            out = []
+            for eff in run.advance(until):
+                if type(eff).__name__ == "LogLine":
+                    text = eff.text
+                    if stamps:
+                        st = (epoch + timedelta(seconds=eff.t)).strftime("%Y-%m-%dT%H:%M:%S.")
+                        text = f"{st}{round((eff.t % 1) * 1e9):09d}Z {text}"
+                    out.append(text.encode() + b"\n")
+            return out
+
+        first = lines(api.now if end is None else end)
+        if tail is not None:
+            first = first[len(first) - tail:] if tail > 0 else []
+        if not follow or end is not None:
+            return await _send(send, 200, b"".join(first), "text/plain")
+        uid = (pod.get("metadata") or {}).get("uid")
+
+        async def body(write: Callable[[bytes], Awaitable[None]]) -> None:
+            if first:
+                await write(b"".join(first))
+            while True:
+                await trio.sleep(_LOG_POLL * self.speed)
+                try:
+                    cur = api.get(info, name, namespace=ns, ctx=ctx)
+                except errors.NotFound:
+                    return
+                if (cur.get("metadata") or {}).get("uid") != uid:
+                    return
+                try:
+                    s2, e2 = _log_window(api, cur, cname, False)
+                except errors.StatusError:
+                    return
+                new = lines(api.now if e2 is None else e2)
+                if new:
+                    await write(b"".join(new))
+                if e2 is not None or s2 != start:
+                    return
+
+        await self._stream(send, receive, "text/plain", body)
+
+
+def _log_window(api: Any, pod: dict[str, Any], cname: str, previous: bool) -> tuple[float, float | None]:
+    """(start, end or None while running) in virtual seconds of the container's (previous) run.
+
+    Raises:
+        BadRequest: waiting to start, or no previous terminated container (kubelet's messages).
+    """
+    from ..api.humanize import parse_timestamp
+
+    name = pod["metadata"]["name"]
+    status = pod.get("status") or {}
+    statuses = list(status.get("initContainerStatuses") or []) + list(status.get("containerStatuses") or [])
+    st = next((s for s in statuses if s.get("name") == cname), None) or {}
+
+    def vt(ts: str | None) -> float:
+        t = parse_timestamp(ts)
+        return 0.0 if t is None else (t - api.epoch).total_seconds()
+
+    if previous:
+        term = (st.get("lastState") or {}).get("terminated")
+        if not term:
+            raise errors.BadRequest(f'previous terminated container "{cname}" in pod "{name}" not found')
+        return vt(term.get("startedAt")), vt(term.get("finishedAt"))
+    state = st.get("state") or {}
+    if "running" in state:
+        return vt(state["running"].get("startedAt")), None
+    if "terminated" in state:
+        return vt(state["terminated"].get("startedAt")), vt(state["terminated"].get("finishedAt"))
+    reason = (state.get("waiting") or {}).get("reason") or "ContainerCreating"
+    raise errors.BadRequest(f'container "{cname}" in pod "{name}" is waiting to start: {reason}')
+
+
+def _dry(opts: Any) -> bool:
+    return isinstance(opts, dict) and "All" in (opts.get("dryRun") or ())
+
+
+def _success(code: int) -> dict[str, Any]:
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": code}
+
+
+def _aggregated_version(accept: str) -> str | None:
+    """``v2`` / ``v2beta1`` when the first acceptable type is an aggregated discovery list."""
+    for part in accept.split(","):
+        if "as=APIGroupDiscoveryList" in part and "g=apidiscovery.k8s.io" in part:
+            for p in part.split(";"):
+                if p.strip().startswith("v="):
+                    v = p.strip()[2:]
+                    if v in ("v2", "v2beta1"):
+                        return v
+        elif part.strip():
+            return None
+    return None
+
+
+async def _send(send: Send, code: int, body: bytes, content_type: str,
+                headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    hs = [(b"content-type", content_type.encode()), (b"content-length", str(len(body)).encode()),
+          (b"cache-control", b"no-cache, private")]
+    await send({"type": "http.response.start", "status": code, "headers": hs + list(headers or ())})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+async def _send_json(send: Send, code: int, obj: Any, *, content_type: str = "application/json") -> None:
+    await _send(send, code, orjson.dumps(obj), content_type)

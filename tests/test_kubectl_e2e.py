@@ -1,0 +1,237 @@
+"""The real kubectl, unmodified, against ``k8semu serve`` (the lab from manifests/web.yaml).
+
+One ``k8semu serve`` subprocess per module (free port, ``--speed 20``, its own
+kubeconfig, a token file with an unprivileged user); every kubectl call gets
+``--kubeconfig``, a temporary ``--cache-dir`` and a timeout; the server is
+always stopped (SIGINT, then killed by pid if it lingers). The output of
+every command is asserted, not just its exit code.
+
+Skipped when no ``kubectl`` is on the PATH (CI has one).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+KUBECTL = shutil.which("kubectl")
+pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not on the PATH")
+
+ROOT = Path(__file__).resolve().parents[1]
+WEB = str(ROOT / "manifests" / "web.yaml")
+SPEED = "20"
+SMOKE = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: NAME, labels: {app: NAME}}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: NAME}}
+  template:
+    metadata: {labels: {app: NAME}}
+    spec:
+      containers: [{name: nginx, image: "nginx:1.30-alpine"}]
+"""
+
+
+def _versioned(minor: str) -> str | None:
+    if KUBECTL is None:
+        return None
+    path = Path(os.path.realpath(KUBECTL)).parent / f"kubectl.{minor}"
+    return str(path) if path.exists() else None
+
+
+class Server:
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.kubeconfig = tmp / "kubeconfig"
+        tokens = tmp / "tokens.csv"
+        tokens.write_text('jane-token,jane,1001,"developers"\n')
+        cmd = [sys.executable, "-m", "k8semu.cli.main", "--cluster", str(tmp / "cluster.log"), "serve",
+               "--port", "0", "--speed", SPEED, "--kubeconfig", str(self.kubeconfig), "--token-file", str(tokens)]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp)
+        line: list[str] = []
+        reader = threading.Thread(target=lambda: line.append(self.proc.stdout.readline()), daemon=True)
+        reader.start()
+        reader.join(60)
+        if not line or not line[0].startswith("export KUBECONFIG="):
+            self.stop()
+            raise RuntimeError(f"k8semu serve did not start: {line} {self.proc.stderr.read()[-2000:]}")
+
+    def stop(self) -> int | None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()  # by pid: only the process this test started
+                self.proc.wait(5)
+        return self.proc.returncode
+
+    def kubectl(self, *args: str, binary: str | None = None, timeout: float = 90, ok: bool = True,
+                env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+        exe = binary or KUBECTL
+        cache = self.tmp / ("cache-" + Path(exe).name)
+        cmd = [exe, "--kubeconfig", str(self.kubeconfig), "--cache-dir", str(cache), *args]
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                             env={**os.environ, **(env or {})})
+        if ok:
+            assert out.returncode == 0, f"{' '.join(args)}: {out.stderr}"
+        return out
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    srv = Server(tmp_path_factory.mktemp("serve"))
+    try:
+        yield srv
+    finally:
+        code = srv.stop()
+        assert code == 0, srv.proc.stderr.read()[-2000:]
+
+
+def _rows(text: str) -> list[list[str]]:
+    return [re.split(r"\s{2,}", line.strip()) for line in text.strip().splitlines()]
+
+
+def test_the_lab(server):
+    k = server.kubectl
+    assert k("apply", "-f", WEB).stdout == "deployment.apps/web created\nservice/web created\n"
+    assert k("rollout", "status", "deployment/web", "--timeout=60s").stdout.endswith(
+        'deployment "web" successfully rolled out\n')
+
+    rows = _rows(k("get", "deployment", "web").stdout)
+    assert rows[0] == ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]
+    assert rows[1][:4] == ["web", "2/2", "2", "2"]
+
+    rows = _rows(k("get", "pods", "-l", "app=web", "-o", "wide").stdout)
+    assert rows[0] == ["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE", "NOMINATED NODE", "READINESS GATES"]
+    assert len(rows) == 3
+    for r in rows[1:]:
+        assert r[0].startswith("web-") and r[1:4] == ["1/1", "Running", "0"]
+        assert r[5].startswith("10.244.") and r[6].startswith("node-")
+
+    rows = _rows(k("get", "service", "web").stdout)
+    assert rows[0] == ["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"]
+    assert rows[1][:2] == ["web", "ClusterIP"] and rows[1][3:5] == ["<none>", "80/TCP"]
+
+    desc = k("describe", "pod", "-l", "app=web").stdout
+    assert len(re.findall(r"^Name:\s+web-", desc, re.M)) == 2
+    assert "Events:" in desc and "Scheduled" in desc and "Started container nginx" in desc
+    assert re.search(r"^    Port:\s+80/TCP$", desc, re.M)
+
+    # client-side apply again: nothing changed
+    assert k("apply", "-f", WEB).stdout == "deployment.apps/web unchanged\nservice/web unchanged\n"
+
+    assert k("scale", "deployment/web", "--replicas=4").stdout == "deployment.apps/web scaled\n"
+    k("rollout", "status", "deployment/web", "--timeout=60s")
+    assert _rows(k("get", "deployment", "web").stdout)[1][:4] == ["web", "4/4", "4", "4"]
+
+    assert k("set", "image", "deployment/web", "nginx=nginx:1.31-alpine").stdout == "deployment.apps/web image updated\n"
+    assert "successfully rolled out" in k("rollout", "status", "deployment/web", "--timeout=90s").stdout
+    image = "jsonpath={.spec.template.spec.containers[0].image}"
+    assert k("get", "deployment", "web", "-o", image).stdout == "nginx:1.31-alpine"
+    assert k("rollout", "undo", "deployment/web").stdout == "deployment.apps/web rolled back\n"
+    k("rollout", "status", "deployment/web", "--timeout=90s")
+    assert k("get", "deployment", "web", "-o", image).stdout == "nginx:1.30-alpine"
+    assert k("wait", "--for=condition=Available", "deployment/web", "--timeout=60s").stdout == \
+        "deployment.apps/web condition met\n"
+
+    # cordon / drain / uncordon the node of one web pod
+    node = k("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[0].spec.nodeName}").stdout
+    assert k("cordon", node).stdout == f"node/{node} cordoned\n"
+    assert _rows(k("get", "node", node).stdout)[1][1] == "Ready,SchedulingDisabled"
+    out = k("drain", node, "--ignore-daemonsets", "--timeout=60s")
+    assert "evicted" in out.stdout and out.stdout.endswith(f"node/{node} drained\n")
+    assert all(n != node for n in k("get", "pods", "-l", "app=web", "-o",
+                                    "jsonpath={.items[*].spec.nodeName}").stdout.split())
+    assert k("uncordon", node).stdout == f"node/{node} uncordoned\n"
+    assert _rows(k("get", "node", node).stdout)[1][1] == "Ready"
+
+    # a container that logs
+    k("run", "ticker", "--image=busybox:1.36", "--", "sh", "-c",
+      'i=0; while true; do echo "tick $i"; i=$((i+1)); sleep 1; done')
+    k("wait", "--for=condition=Ready", "pod/ticker", "--timeout=60s")
+    lines = k("logs", "ticker", "--tail=2").stdout.splitlines()
+    assert len(lines) == 2 and all(re.fullmatch(r"tick \d+", x) for x in lines)
+    n = int(lines[1].split()[1])
+    assert int(lines[0].split()[1]) == n - 1
+    k("delete", "pod", "ticker", "--grace-period=0", "--force")
+
+    ev = k("get", "events").stdout
+    assert _rows(ev)[0] == ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    assert "ScalingReplicaSet" in ev and "deployment/web" in ev
+
+    res = k("api-resources").stdout
+    assert re.search(r"^deployments\s+deploy\s+apps/v1\s+true\s+Deployment$", res, re.M)
+    assert re.search(r"^pods\s+po\s+v1\s+true\s+Pod$", res, re.M)
+
+    ex = k("explain", "deployment.spec.strategy").stdout
+    assert "KIND:       Deployment" in ex and "FIELD: strategy <DeploymentStrategy>" in ex
+    assert "rollingUpdate\t<RollingUpdateDeployment>" in ex and "type\t<string>" in ex
+
+    out = k("delete", "-f", WEB).stdout
+    assert out == 'deployment.apps "web" deleted\nservice "web" deleted\n'
+    gone = k("get", "deployment", "web", ok=False)
+    assert gone.returncode == 1 and gone.stderr == 'Error from server (NotFound): deployments.apps "web" not found\n'
+
+    # server-side apply on a clean slate
+    assert k("apply", "--server-side", "-f", WEB).stdout == \
+        "deployment.apps/web serverside-applied\nservice/web serverside-applied\n"
+    assert "unchanged" not in k("apply", "--server-side", "-f", WEB).stdout
+    k("delete", "-f", WEB, "--wait=false")
+
+
+def test_follow_logs_streams_new_lines(server):
+    k = server.kubectl
+    k("run", "follow", "--image=busybox:1.36", "--", "sh", "-c",
+      'i=0; while true; do echo "line $i"; i=$((i+1)); sleep 1; done')
+    k("wait", "--for=condition=Ready", "pod/follow", "--timeout=60s")
+    cmd = [KUBECTL, "--kubeconfig", str(server.kubeconfig), "--cache-dir", str(server.tmp / "cache-kubectl"),
+           "logs", "-f", "follow", "--tail=1"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    try:
+        got = [proc.stdout.readline() for _ in range(5)]  # 1 tail line + 4 streamed ones
+    finally:
+        proc.kill()
+        proc.wait(5)
+    nums = [int(x.split()[1]) for x in got]
+    assert nums == list(range(nums[0], nums[0] + 5))
+    k("delete", "pod", "follow", "--grace-period=0", "--force")
+
+
+def test_forbidden_user_and_bad_token(server):
+    k = server.kubectl
+    out = k("--token", "jane-token", "get", "pods", ok=False)
+    assert out.returncode == 1
+    assert out.stderr == ('Error from server (Forbidden): pods is forbidden: User "jane" cannot list resource '
+                          '"pods" in API group "" in the namespace "default"\n')
+    out = k("--token", "no-such-token", "get", "pods", ok=False)
+    assert out.returncode == 1 and "error: You must be logged in to the server" in out.stderr
+
+
+@pytest.mark.parametrize("minor", ["1.27", "1.33"])
+def test_versioned_kubectl_smoke(server, minor):
+    exe = _versioned(minor)
+    if exe is None:
+        pytest.skip(f"kubectl.{minor} not installed beside kubectl")
+    k = lambda *a, **kw: server.kubectl(*a, binary=exe, **kw)  # noqa: E731
+    name = "smoke-" + minor.replace(".", "")
+    manifest = server.tmp / f"{name}.yaml"
+    manifest.write_text(SMOKE.replace("NAME", name))
+    # kubectl 1.27 validates against OpenAPI v2 (protobuf only), which k8semu does not serve
+    validate = ["--validate=false"] if minor == "1.27" else []
+    assert k("create", "-f", str(manifest), *validate).stdout == f"deployment.apps/{name} created\n"
+    k("rollout", "status", f"deployment/{name}", "--timeout=60s")
+    assert _rows(k("get", "deployment", name).stdout)[1][:4] == [name, "1/1", "1", "1"]
+    assert k("scale", f"deployment/{name}", "--replicas=2").stdout == f"deployment.apps/{name} scaled\n"
+    k("rollout", "status", f"deployment/{name}", "--timeout=60s")
+    assert _rows(k("get", "pods", "-l", f"app={name}").stdout)[1][1:3] == ["1/1", "Running"]
+    assert k("delete", "deployment", name).stdout == f'deployment.apps "{name}" deleted\n'
