@@ -6,6 +6,11 @@ virtual time (:func:`~k8semu.sim.runtime.run_cluster` with
 :func:`~k8semu.sim.components.default_factories`), do the command's work as
 the user ``kubernetes-admin``, let the cluster settle (or run for
 ``--for``), and close the log. Nothing outlives the process but the log.
+
+Each session is bracketed in the log by two ``{"type":"SESSION",…}`` marks
+(start: revision, virtual time, command line, how the session ends; end:
+revision and virtual time reached), so ``k8semu replay`` can re-execute the
+log exactly (``docs/replay.md``).
 """
 
 from __future__ import annotations
@@ -45,7 +50,9 @@ def open_cluster(args: argparse.Namespace, *, create: bool = False, read_only: b
             raise FileNotFoundError(
                 f'no cluster at "{path}": create one with "k8semu cluster create" or "k8semu apply -f FILE"'
             )
-        return Cluster.create(path)
+        cluster = Cluster.create(path)
+        cluster.opened_as = "create"  # the session's RNG continues from the bootstrap (docs/replay.md)
+        return cluster
     cluster = Cluster.open(path, read_only=read_only)
     if cluster.log.torn_line:
         print(f"warning: {path}:{cluster.log.torn_line}: dropped a torn last line (an interrupted write)",
@@ -68,6 +75,15 @@ def run_session(
     """
     from ..sim.components import default_factories
 
+    log = cluster.log
+    mode: dict = {"settle": settle, "limit": limit} if run_for is None else {"for": run_for}
+    # how the API server's RNG was seeded: "reopen" (from seed and this revision),
+    # "create" (the cluster was created by this command) or "continue" (an earlier session)
+    rng = "continue" if getattr(cluster, "sessions_run", 0) else getattr(cluster, "opened_as", "reopen")
+    cluster.sessions_run = getattr(cluster, "sessions_run", 0) + 1
+    log.mark({"type": "SESSION", "event": "start", "rev": log.revision, "t": cluster.time,
+              "argv": [os.path.basename(sys.argv[0])] + list(sys.argv[1:]), "rng": rng, **mode})
+
     async def main(rt: Runtime) -> tuple[T, bool]:
         result = await body(rt)
         ok = True
@@ -77,4 +93,6 @@ def run_session(
             ok = await rt.settle(limit=limit)
         return result, ok
 
-    return run_cluster(cluster, main, default_factories(cluster))
+    result, ok = run_cluster(cluster, main, default_factories(cluster))
+    log.mark({"type": "SESSION", "event": "end", "rev": log.revision, "t": cluster.time, "settled": ok})
+    return result, ok

@@ -161,6 +161,8 @@ class EventLog:
         self._listeners: list[Callable[[Record], None]] = []
         self._writer: LogWriter | None = None
         self.torn_line: int | None = None
+        #: session marks (``{"type":"SESSION",…}`` lines) in file order; see :meth:`mark`
+        self.marks: list[dict[str, Any]] = []
         if path is not None:
             self._writer = LogWriter(path, self.header, sync=sync, truncate_to=_truncate_to)
         from .watch import WatchHub  # local import: watch depends on this module
@@ -223,7 +225,10 @@ class EventLog:
         try:
             for kind, rec in entries:
                 if kind != "record":
-                    compact = max(compact, rec)
+                    if kind == "session":
+                        self.marks.append(rec)
+                    else:
+                        compact = max(compact, rec)
                     continue
                 key = rec.key
                 prev = live.get(key)
@@ -368,6 +373,19 @@ class EventLog:
             return src[i:]
         return [r for r in src[i:] if r.key.startswith(prefix)]
 
+    def record(self, revision: int) -> Record:
+        """The record written at ``revision`` (any key).
+
+        Raises:
+            Compacted: ``revision`` is at or before the compact revision.
+            FutureRevision: ``revision`` is newer than the store's (or < 1).
+        """
+        if revision > self._revision or revision < 1:
+            raise FutureRevision(revision, self._revision)
+        if not self._records or revision < self._records[0].revision:
+            raise Compacted(revision, self._compacted)
+        return self._records[revision - self._records[0].revision]
+
     def _source(self, prefix: str) -> list[Record]:
         """The smallest record list that holds every record under ``prefix``."""
         parts = prefix.split("/", 3)
@@ -509,6 +527,16 @@ class EventLog:
                 dead.append(key)
         for key in dead:
             del self._history[key]
+
+    def mark(self, entry: dict[str, Any]) -> None:
+        """Append a non-record line (a ``{"type":"SESSION",…}`` session mark) after the
+        current revision; kept in :attr:`marks` and, with a file, written to it.
+        ``entry`` must carry ``"type": "SESSION"`` and an integer ``"rev"``."""
+        if entry.get("type") != "SESSION" or not isinstance(entry.get("rev"), int):
+            raise ValueError(f"not a session mark: {entry!r}")
+        self.marks.append(entry)
+        if self._writer is not None:
+            self._writer.append_line(entry)
 
     # ------------------------------------------------------------------ watch
     def watch(self, prefix: str, after: int | None = None, *, bookmarks: bool = False):

@@ -6,6 +6,7 @@ A log file is UTF-8 text, one JSON object per line (see ``docs/log-format.md``):
     {"rev":1,"t":0.0,"type":"ADDED","key":"/registry/namespaces/default","actor":"kube-apiserver","obj":{...}}
     {"rev":2,"t":0.0,"type":"MODIFIED","key":"...","actor":"...","obj":{...}}
     {"type":"COMPACT","rev":1200}
+    {"type":"SESSION","event":"start","rev":1200,"t":12.5,"argv":["apply","-f","web.yaml"],...}
 
 Records carry ``obj`` last, so the object's bytes can be kept without
 re-encoding. Every append is written before the write is acknowledged;
@@ -117,7 +118,8 @@ class LogReader:
     """Reads and checks a log file.
 
     After construction, :attr:`header` holds the header dict; iterate
-    :meth:`entries` for ``("record", Record)`` and ``("compact", rev)``.
+    :meth:`entries` for ``("record", Record)``, ``("compact", rev)`` and
+    ``("session", mark)`` (a ``{"type":"SESSION",…}`` dict, see ``docs/replay.md``).
     With ``verify=False`` each record's object is checked only for its
     framing (``{…}``) and kept as bytes, to be decoded when read; with
     ``verify=True`` (default) every object is decoded at once.
@@ -167,7 +169,7 @@ class LogReader:
         return revision + 1 + bisect_left(self._compact_after, revision)
 
     def entries(self) -> Iterator[tuple[str, Any]]:
-        """Yield ``("record", Record)`` / ``("compact", int)`` in file order.
+        """Yield ``("record", Record)`` / ``("compact", int)`` / ``("session", dict)`` in file order.
 
         ``create_revision`` and ``version`` of each record are filled in by the
         caller (they depend on the key's history), here they are 0.
@@ -225,6 +227,10 @@ class LogReader:
                 raise ValueError("not a JSON object")
             if entry.get("type") == "COMPACT":
                 return "compact", int(entry["rev"])
+            if entry.get("type") == "SESSION":
+                if not isinstance(entry.get("rev"), int):
+                    raise ValueError("SESSION mark without an integer rev")
+                return "session", entry
             raise ValueError(f"unknown line type {entry.get('type')!r}")
         head = orjson.loads(line[:i] + b"}")
         if line[-1:] != b"}":

@@ -26,6 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     d.add_argument("-n", "--namespace", default="default")
     d.add_argument("-A", "--all-namespaces", action="store_true")
     d.add_argument("-l", "--selector")
+    from ...timeline.view import add_at_argument
+
+    add_at_argument(d)
     d.set_defaults(func=run)
 
 
@@ -34,7 +37,9 @@ def run(args: argparse.Namespace) -> int:
         targets = parse_targets(args.resources)
     except UnknownType as e:
         return die(str(e))
-    cluster = open_cluster(args, read_only=True)
+    from ...timeline.view import open_cluster_at
+
+    cluster = open_cluster_at(args)
     api = cluster.api
     now = cluster_now(cluster)
     failed = False

@@ -27,6 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--for", dest="for_object", metavar="KIND/NAME", help="only events about this object")
     e.add_argument("--types", help="comma-separated event types (Normal,Warning)")
     e.add_argument("--no-headers", action="store_true")
+    from ...timeline.view import add_at_argument
+
+    add_at_argument(e)
     e.set_defaults(func=run)
 
 
@@ -65,7 +68,9 @@ def run(args: argparse.Namespace) -> int:
         bad = sorted(t for t in types if t not in ("normal", "warning"))
         if bad:
             return die("valid --types are Normal or Warning")
-    cluster = open_cluster(args, read_only=True)
+    from ...timeline.view import open_cluster_at
+
+    cluster = open_cluster_at(args)
     now = cluster_now(cluster)
     ns = None if args.all_namespaces else args.namespace
     events = cluster.api.list("events", namespace=ns, field_selector=selector)["items"]

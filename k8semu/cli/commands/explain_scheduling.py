@@ -32,6 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     e = sub.add_parser("explain-scheduling", help="re-derive the scheduler's decision for a pod")
     e.add_argument("pod")
     e.add_argument("-n", "--namespace", default="default")
+    from ...timeline.view import add_at_argument
+
+    add_at_argument(e)
     e.set_defaults(func=run)
 
 
@@ -71,7 +74,9 @@ def rebuild_cache(api: Any, revision: int | None) -> Any:
 def run(args: argparse.Namespace) -> int:
     from ...scheduler import new_frameworks
 
-    cluster = open_cluster(args, read_only=True)
+    from ...timeline.view import open_cluster_at
+
+    cluster = open_cluster_at(args)
     api = cluster.api
     try:
         pod = api.get("pods", args.pod, namespace=args.namespace)

@@ -134,6 +134,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("-w", "--watch", action="store_true", help="print changes as they happen (runs the cluster)")
     g.add_argument("--for", dest="run_for", default="60s", metavar="DURATION",
                    help="with -w: how much virtual time to watch (default 60s)")
+    from ...timeline.view import add_at_argument
+
+    add_at_argument(g)
     g.set_defaults(func=run)
 
 
@@ -226,7 +229,14 @@ def run(args: argparse.Namespace) -> int:
         targets = parse_targets(args.resources)
     except UnknownType as e:
         return die(str(e))
-    cluster = open_cluster(args, read_only=not args.watch)
+    if args.at and args.watch:
+        return die("--at shows the past; it cannot be combined with --watch")
+    if args.at:
+        from ...timeline.view import open_cluster_at
+
+        cluster = open_cluster_at(args)
+    else:
+        cluster = open_cluster(args, read_only=not args.watch)
     api = cluster.api
     failed: list[int] = []
     groups = [(info, _fetch(api, info, names, args, failed)) for info, names in targets]

@@ -28,6 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("-A", "--all-namespaces", action="store_true")
     t.add_argument("-l", "--selector")
     t.add_argument("--no-headers", action="store_true")
+    from ...timeline.view import add_at_argument
+
+    add_at_argument(t)
     t.set_defaults(func=run)
 
 
@@ -68,7 +71,9 @@ def _write(lines: list[list[str]]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    cluster = open_cluster(args, read_only=True)
+    from ...timeline.view import open_cluster_at
+
+    cluster = open_cluster_at(args)
     api, epoch, now = cluster.api, cluster.api.epoch, cluster.time
     if args.what in ("pods", "pod", "po"):
         ns = None if args.all_namespaces else args.namespace

@@ -1,0 +1,35 @@
+"""``k8semu import audit|simkube FILE --out LOG``: recordings from elsewhere as k8semu logs.
+
+``audit``: Kubernetes audit events (``audit.k8s.io/v1``, ``v1beta1``, or no
+apiVersion; JSON lines, one JSON object or an EventList; levels Request and
+RequestResponse). ``simkube``: SimKube traces, format version 2, JSON or
+msgpack. The output works with ``replay`` (a re-enactment with a report of
+differences), ``history``, ``diff``, ``timeline`` and ``--at``
+(:mod:`k8semu.timeline.importers`). The file is written atomically: on an
+error nothing is left at ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    i = sub.add_parser("import", help="turn an audit log or a SimKube trace into a k8semu log")
+    isub = i.add_subparsers(dest="source", required=True, metavar="SOURCE")
+    for name, what in (("audit", "a Kubernetes audit log (JSON lines or JSON)"),
+                       ("simkube", "a SimKube trace (version 2, JSON or msgpack)")):
+        p = isub.add_parser(name, help=f"import {what}")
+        p.add_argument("file", metavar="FILE")
+        p.add_argument("--out", required=True, metavar="LOG")
+        p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ...timeline.importers import import_audit, import_simkube
+
+    fn = import_audit if args.source == "audit" else import_simkube
+    result = fn(args.file, args.out)
+    skipped = "".join(f"; skipped {n} ({why})" for why, n in sorted(result.skipped.items()))
+    print(f"wrote {args.out}: {result.records} records, {result.inputs} inputs{skipped}")
+    return 0

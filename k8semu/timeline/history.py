@@ -1,0 +1,470 @@
+"""Who changed what, and when: object histories, readable diffs, cluster diffs, timelines, pod traces.
+
+Everything here reads an :class:`~k8semu.store.EventLog` (usually opened
+read-only with :func:`~k8semu.timeline.view.open_log`) and never writes.
+
+Readable diffs (:func:`diff_objects`) name each changed leaf by its field
+path, the way ``kubectl explain`` spells paths: ``spec.replicas``,
+``metadata.labels.tier``; list items that carry a ``name`` (containers,
+ports, volumes, env) are addressed by it (``spec.containers[nginx].image``),
+conditions by their ``type`` (``status.conditions[Ready].status``), other
+list items by index. Each change prints as ``~ path: old → new``,
+``+ path: new`` or ``- path: old``. ``metadata.resourceVersion`` and
+``metadata.managedFields`` are left out (they change on every write).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
+
+import orjson
+
+from ..api.resources import ResourceInfo, lookup
+from ..store import EventLog, Record
+from ..store.record import ADDED, DELETED
+
+__all__ = ["Change", "diff_objects", "format_value", "object_key", "describe_key", "Version",
+           "object_history", "ClusterDiff", "cluster_diff", "timeline", "TraceStep", "trace_pod",
+           "IGNORED_PATHS"]
+
+#: Paths left out of readable diffs (they change on every write).
+IGNORED_PATHS = ("metadata.resourceVersion", "metadata.managedFields")
+
+
+@dataclass(frozen=True)
+class Change:
+    """One changed field: ``op`` is ``~`` (changed), ``+`` (added) or ``-`` (removed)."""
+
+    op: str
+    path: str
+    old: Any = None
+    new: Any = None
+
+    def __str__(self) -> str:
+        if self.op == "~":
+            return f"~ {self.path}: {format_value(self.old)} → {format_value(self.new)}"
+        if self.op == "+":
+            return f"+ {self.path}: {format_value(self.new)}"
+        return f"- {self.path}: {format_value(self.old)}"
+
+
+def format_value(v: Any, limit: int = 120) -> str:
+    """A value as one short line: strings bare, everything else compact JSON (cut at ``limit``)."""
+    text = v if isinstance(v, str) else orjson.dumps(v).decode()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _list_ids(items: list[Any]) -> list[str] | None:
+    """Identifiers for list items addressed by name/type (None: address by index)."""
+    for attr in ("name", "type", "key"):
+        if items and all(isinstance(i, dict) and isinstance(i.get(attr), str) for i in items):
+            ids = [i[attr] for i in items]
+            if len(set(ids)) == len(ids):
+                return ids
+    return None
+
+
+def diff_objects(old: Any, new: Any, path: str = "", ignore: Iterable[str] = IGNORED_PATHS) -> list[Change]:
+    """Field-level changes from ``old`` to ``new`` (either may be None: everything added/removed).
+
+    Returns changes in field order (old's keys first, then new keys). Dicts
+    recurse; lists recurse by item identity (name/type/key) when both sides
+    allow it, else by index; a scalar-or-type change is one ``~``.
+    """
+    out: list[Change] = []
+    _diff(old, new, path, frozenset(ignore), out)
+    return out
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _diff(old: Any, new: Any, path: str, ignore: frozenset[str], out: list[Change]) -> None:
+    if path in ignore or old == new:
+        return
+    if old is None and new is not None and not path:
+        old = {}
+    if new is None and old is not None and not path:
+        new = {}
+    if isinstance(old, dict) and isinstance(new, dict):
+        for k in old:
+            p = _join(path, k)
+            if k not in new:
+                if p not in ignore:
+                    _leaves("-", p, old[k], bool(path), out)
+            else:
+                _diff(old[k], new[k], p, ignore, out)
+        for k in new:
+            if k not in old:
+                p = _join(path, k)
+                if p not in ignore:
+                    _leaves("+", p, new[k], bool(path), out)
+        return
+    if isinstance(old, list) and isinstance(new, list):
+        ids_old, ids_new = _list_ids(old), _list_ids(new)
+        if ids_old is not None and ids_new is not None and (old and new):
+            attr = next(a for a in ("name", "type", "key") if all(a in i for i in old + new))
+            by_old = {i[attr]: i for i in old}
+            by_new = {i[attr]: i for i in new}
+            for k, item in by_old.items():
+                p = f"{path}[{k}]"
+                if k not in by_new:
+                    out.append(Change("-", p, item, None))
+                else:
+                    _diff(item, by_new[k], p, ignore, out)
+            for k, item in by_new.items():
+                if k not in by_old:
+                    out.append(Change("+", f"{path}[{k}]", None, item))
+            return
+        for i in range(max(len(old), len(new))):
+            p = f"{path}[{i}]"
+            if i >= len(new):
+                out.append(Change("-", p, old[i], None))
+            elif i >= len(old):
+                out.append(Change("+", p, None, new[i]))
+            else:
+                _diff(old[i], new[i], p, ignore, out)
+        return
+    out.append(Change("~", path or ".", old, new))
+
+
+def _leaves(op: str, path: str, value: Any, expand: bool, out: list[Change]) -> None:
+    """An added/removed value; below the top level a map is spelled out leaf by leaf
+    (``+ metadata.labels.tier: front``), a top-level field of a new object stays whole."""
+    if expand and isinstance(value, dict) and value:
+        for k, v in value.items():
+            _leaves(op, _join(path, k), v, True, out)
+        return
+    out.append(Change(op, path, value if op == "-" else None, value if op == "+" else None))
+
+
+def object_key(ref: str, namespace: str | None = "default") -> tuple[ResourceInfo, str]:
+    """``deployment/web`` (kubectl's ``TYPE/NAME``, any alias) -> (resource, etcd key).
+
+    Raises:
+        ValueError: not ``TYPE/NAME``, or an unknown type
+            (``the server doesn't have a resource type "x"``).
+    """
+    if "/" not in ref:
+        raise ValueError(f'"{ref}": expected TYPE/NAME, e.g. deployment/web')
+    kind, name = ref.split("/", 1)
+    found = lookup(kind)
+    if not found or not name:
+        raise ValueError(f'the server doesn\'t have a resource type "{kind}"')
+    info = found[0]
+    return info, info.key(namespace or "default", name)
+
+
+def describe_key(key: str) -> str:
+    """``/registry/deployments.apps/default/web`` -> ``deployment.apps/web`` (``ns`` shown by callers)."""
+    parts = key.split("/")
+    res = parts[2]
+    found = lookup(res)
+    kind = found[0].singular if found else res
+    if found and found[0].group:
+        kind = f"{kind}.{found[0].group}"
+    return f"{kind}/{parts[-1]}"
+
+
+def _ns_of(key: str) -> str:
+    parts = key.split("/")
+    return parts[3] if len(parts) == 5 else ""
+
+
+@dataclass
+class Version:
+    """One write of an object: its record and the changes from the version before."""
+
+    revision: int
+    time: float
+    actor: str
+    type: str
+    key: str
+    object: dict[str, Any]
+    changes: list[Change] = field(default_factory=list)
+
+
+def object_history(log: EventLog, key: str) -> list[Version]:
+    """Every retained write of ``key``, oldest first, each with its readable diff.
+
+    A re-creation after a delete diffs against nothing (all ``+``); a
+    ``DELETED`` version carries no changes. Cost: one bisect-free walk of the
+    key's own history (the store keeps one list per key).
+    """
+    out: list[Version] = []
+    prev: dict[str, Any] | None = None
+    for rec in log.history(key):
+        obj = rec.object
+        if rec.type == DELETED:
+            changes: list[Change] = []
+        else:
+            changes = diff_objects(None if rec.type == ADDED else prev, obj)
+        out.append(Version(rec.revision, rec.time, rec.actor, rec.type, rec.key, obj, changes))
+        prev = None if rec.type == DELETED else obj
+    return out
+
+
+@dataclass
+class ClusterDiff:
+    """What changed between two revisions, per resource (``deployments.apps``, ``pods``…).
+
+    ``created`` / ``deleted``: keys; ``changed``: ``{key: [Change]}``.
+    """
+
+    start: int
+    end: int
+    created: dict[str, list[str]] = field(default_factory=dict)
+    deleted: dict[str, list[str]] = field(default_factory=dict)
+    changed: dict[str, dict[str, list[Change]]] = field(default_factory=dict)
+
+    def resources(self) -> list[str]:
+        return sorted(set(self.created) | set(self.deleted) | set(self.changed))
+
+    @property
+    def empty(self) -> bool:
+        return not (self.created or self.deleted or self.changed)
+
+
+def cluster_diff(log: EventLog, start: int, end: int) -> ClusterDiff:
+    """Objects created, deleted and changed between revision ``start`` and ``end`` (state vs state).
+
+    Only keys written in between are compared, so the cost is the number of
+    records in the window, not the size of the cluster. ``start > end``
+    diffs backwards.
+    """
+    lo, hi = min(start, end), max(start, end)
+    keys = sorted({r.key for r in log.records(lo) if r.revision <= hi})
+    diff = ClusterDiff(start, end)
+    for key in keys:
+        a = log.get(key, start) if start else None
+        b = log.get(key, end) if end else None
+        res = key.split("/")[2]
+        if a is None and b is not None:
+            diff.created.setdefault(res, []).append(key)
+        elif a is not None and b is None:
+            diff.deleted.setdefault(res, []).append(key)
+        elif a is not None and b is not None and a.revision != b.revision:
+            changes = diff_objects(a.object, b.object)
+            if changes:
+                diff.changed.setdefault(res, {})[key] = changes
+    return diff
+
+
+def timeline(
+    log: EventLog,
+    *,
+    after: int = 0,
+    until: int | None = None,
+    kind: str | None = None,
+    name: str | None = None,
+    namespace: str | None = None,
+    actor: str | None = None,
+) -> Iterator[Record]:
+    """Records with ``after < revision ≤ until``, filtered.
+
+    ``kind``: a type as kubectl takes it (``deploy``, ``pods``); ``name``: exact
+    object name, or a prefix ending in ``*``; ``namespace``: exact; ``actor``:
+    exact, a prefix ending in ``*`` (``kubelet/*``), or ``user`` for every user.
+
+    Raises:
+        ValueError: an unknown kind.
+    """
+    prefix = "/"
+    if kind:
+        found = lookup(kind)
+        if not found:
+            raise ValueError(f'the server doesn\'t have a resource type "{kind}"')
+        prefix = found[0].prefix(namespace if found[0].namespaced else None)
+    hi = log.revision if until is None else until
+    for rec in log.records(max(after, log.compact_revision), prefix):
+        if rec.revision > hi:
+            break
+        if namespace and _ns_of(rec.key) != namespace:
+            continue
+        if name:
+            last = rec.key.rsplit("/", 1)[1]
+            if not (last.startswith(name[:-1]) if name.endswith("*") else last == name):
+                continue
+        if actor:
+            if actor == "user":
+                if not rec.actor.startswith("user:"):
+                    continue
+            elif actor.endswith("*"):
+                if not rec.actor.startswith(actor[:-1]):
+                    continue
+            elif rec.actor != actor:
+                continue
+        yield rec
+
+
+# ---------------------------------------------------------------------- pod trace
+@dataclass
+class TraceStep:
+    """One step of a pod's creation flow as it happened (``revision`` None: not reached / not recorded)."""
+
+    number: int
+    title: str
+    actor: str = ""
+    revision: int | None = None
+    time: float | None = None
+    detail: str = ""
+
+
+_STEP_TITLES = (
+    "request: the write that asked for the pod",
+    "pod created and stored (authn, authz, admission passed)",
+    "scheduler binds the pod to a node",
+    "kubelet sees the pod assigned to its node",
+    "sandbox created, pod IP assigned (CNI)",
+    "image pulled",
+    "container created",
+    "container started",
+    "pod Running",
+    "pod Ready",
+    "endpoints updated with the pod",
+    "kube-proxy programs the rules",
+)
+
+
+def _owner_chain(log: EventLog, ns: str, obj: dict[str, Any], rev: int) -> list[Record]:
+    """Owner records of ``obj`` at ``rev``, nearest first (ReplicaSet, then Deployment…)."""
+    chain: list[Record] = []
+    seen = 0
+    while seen < 5:
+        seen += 1
+        refs = [r for r in (obj.get("metadata") or {}).get("ownerReferences") or [] if r.get("controller")]
+        if not refs:
+            break
+        ref = refs[0]
+        found = lookup(ref.get("kind", ""))
+        info = next((i for i in found if i.kind == ref.get("kind")), None) if found else None
+        if info is None:
+            break
+        rec = log.get(info.key(ns, ref.get("name", "")), rev)
+        if rec is None:
+            break
+        chain.append(rec)
+        obj = rec.object
+    return chain
+
+
+def trace_pod(log: EventLog, namespace: str, name: str) -> list[TraceStep]:
+    """The pod's path through the components: the 12 steps of pod creation, as they happened.
+
+    1 the request (the user's last write to the top owner before the pod
+    appeared, or the pod's own create), 2 the pod's ``ADDED`` record, 3 the
+    scheduler's binding (``spec.nodeName`` set; its ``Scheduled`` event),
+    4 the kubelet's first write about it, 5 the first ``status.podIP``,
+    6–8 the ``Pulled`` / ``Created`` / ``Started`` events, 9 ``phase:
+    Running``, 10 the ``Ready`` condition ``True``, 11 the first
+    EndpointSlice (else Endpoints) write listing the pod ready, 12 kube-proxy
+    (it writes nothing to the API, so the step is the EndpointSlice write its
+    rules follow). The first incarnation of the pod's name is traced.
+
+    Raises:
+        ValueError: no such pod in the log.
+    """
+    key = f"/registry/pods/{namespace}/{name}"
+    hist = log.history(key)
+    if not hist:
+        raise ValueError(f'pods "{name}" not found in the log (namespace {namespace})')
+    first = hist[0]
+    end = next((r.revision for r in hist[1:] if r.type == ADDED), None)
+    hist = [r for r in hist if end is None or r.revision < end]
+    steps = [TraceStep(i + 1, t) for i, t in enumerate(_STEP_TITLES)]
+
+    def hit(n: int, rec: Record, detail: str = "") -> None:
+        s = steps[n - 1]
+        if s.revision is None:
+            s.revision, s.time, s.actor, s.detail = rec.revision, rec.time, rec.actor, detail
+
+    pod0 = first.object
+    chain = _owner_chain(log, namespace, pod0, first.revision)
+    if chain:
+        top = chain[-1]
+        users = [r for r in log.history(top.key) if r.revision <= first.revision and r.actor.startswith("user:")]
+        req = users[-1] if users else top
+        hit(1, req, f"{req.type} {describe_key(req.key)}; via "
+                    + " → ".join(describe_key(r.key) for r in reversed(chain)))
+    else:
+        hit(1, first, f"{first.type} {describe_key(first.key)}")
+    hit(2, first, "spec.nodeName empty" if not (pod0.get("spec") or {}).get("nodeName") else
+        f"created with spec.nodeName={pod0['spec']['nodeName']}")
+    node = None
+    ip = None
+    for rec in hist:
+        if rec.type == DELETED:
+            break
+        obj = rec.object
+        spec, status = obj.get("spec") or {}, obj.get("status") or {}
+        if spec.get("nodeName") and node is None:
+            node = spec["nodeName"]
+            hit(3, rec, f"spec.nodeName={node}")
+        if rec.actor.startswith("kubelet/"):
+            hit(4, rec, "status update")
+        if status.get("podIP"):
+            ip = ip or status["podIP"]
+            hit(5, rec, f"podIP={status['podIP']}")
+        if status.get("phase") == "Running":
+            hit(9, rec, "status.phase=Running")
+        for c in status.get("conditions") or ():
+            if c.get("type") == "Ready" and c.get("status") == "True":
+                hit(10, rec, "condition Ready=True")
+    # events about the pod (by involvedObject), in revision order
+    for rec in log.records(max(first.revision - 1, log.compact_revision), f"/registry/events/{namespace}/"):
+        if end is not None and rec.revision >= end:
+            break
+        if rec.type == DELETED:
+            continue
+        ev = rec.object
+        inv = ev.get("involvedObject") or ev.get("regarding") or {}
+        if inv.get("kind") != "Pod" or inv.get("name") != name:
+            continue
+        reason = ev.get("reason") or ""
+        msg = (ev.get("message") or ev.get("note") or "").strip()
+        if reason == "Scheduled":
+            s = steps[2]
+            s.detail = (s.detail + "; " if s.detail else "") + f"event Scheduled at revision {rec.revision}: {msg}"
+            if s.revision is None:
+                hit(3, rec, msg)
+        elif rec.actor.startswith("kubelet/"):
+            hit(4, rec, f"event {reason}")
+            if reason == "Pulled":
+                hit(6, rec, msg)
+            elif reason == "Created":
+                hit(7, rec, msg)
+            elif reason == "Started":
+                hit(8, rec, msg)
+    if ip:
+        for prefix in ("/registry/endpointslices.discovery.k8s.io/", "/registry/endpoints/"):
+            for rec in log.records(max(steps[4].revision or first.revision, log.compact_revision) - 1,
+                                   prefix + namespace + "/"):
+                if rec.type == DELETED or (end is not None and rec.revision >= end):
+                    continue
+                if _lists_pod(rec.object, name, ip):
+                    hit(11, rec, f"{describe_key(rec.key)} lists {ip}")
+                    break
+            if steps[10].revision is not None:
+                break
+        s11 = steps[10]
+        if s11.revision is not None:
+            s = steps[11]
+            s.revision, s.time, s.actor = s11.revision, s11.time, "kube-proxy/*"
+            s.detail = (f"derived: kube-proxy writes nothing to the API; every node's rules follow "
+                        f"revision {s11.revision}")
+    return steps
+
+
+def _lists_pod(obj: dict[str, Any], name: str, ip: str) -> bool:
+    for ep in obj.get("endpoints") or ():  # EndpointSlice
+        ref = ep.get("targetRef") or {}
+        if (ref.get("name") == name or ip in (ep.get("addresses") or ())) and \
+                (ep.get("conditions") or {}).get("ready") is not False:
+            return True
+    for subset in obj.get("subsets") or ():  # Endpoints
+        for a in subset.get("addresses") or ():
+            if a.get("ip") == ip or (a.get("targetRef") or {}).get("name") == name:
+                return True
+    return False

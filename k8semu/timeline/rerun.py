@@ -1,0 +1,620 @@
+"""Re-executing a log: inputs in, outputs compared record by record; stopping early; forking.
+
+Inputs and outputs (``docs/replay.md``): *inputs* are what came from outside
+the emulated components — the header (seed, cluster configuration), every
+write whose actor is ``user:<name>`` (requests, and faults such as ``node
+stop``, which are user writes too), and the sessions: each CLI command that
+runs the cluster is bracketed by ``{"type":"SESSION","event":"start"|"end"}``
+marks recording the revision and virtual time it started at, how it ends
+(settle with a limit, or run for a duration) and the time it reached.
+Everything else is an *output* of the components.
+
+A replay rebuilds the cluster from the header (bootstrap included: its
+records are outputs too) and then, per session, does what the command did:
+reopen (RNG ``f"{seed}:{revision}"``, Trio scheduling seeded from seed and
+revision, clock at the last record's time), start every component, re-issue
+the session's inputs in order as API requests — each once the log has
+reached the revision just before it, i.e. at the same point of the
+component's work — then settle or run exactly as the session did. A listener
+compares every record the replay writes with the recorded one (revision,
+type, key, actor, virtual time, object bytes) and stops at the first
+difference.
+
+Re-issuing an input as a request: ``ADDED`` → create of the recorded object
+without its server-set fields (uid, creationTimestamp, resourceVersion,
+generation, managedFields; the name too when it was generated); ``MODIFIED``
+that sets ``deletionTimestamp`` → delete (grace period and propagation
+policy read back from the object); other ``MODIFIED`` → update with the
+recorded object (a ``scale`` subresource write → update of the scale);
+``DELETED`` → delete. The field manager is the one whose managedFields entry
+the write changed. Writes made outside any session (none are, by the
+current CLI) are re-applied verbatim.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..store import EventLog, Record
+from ..store.logfile import LogWriter
+from ..store.record import ADDED, DELETED, MODIFIED
+from .history import diff_objects, format_value
+from .view import PointError
+
+__all__ = ["Session", "sessions_of", "is_input", "Divergence", "ReplayResult", "replay", "fork",
+           "ReplayError", "write_log", "atomic_output"]
+
+
+class ReplayError(ValueError):
+    """The log cannot be re-executed (no session marks, an unknown resource…): one line."""
+
+
+def is_input(rec: Record) -> bool:
+    """True for records that came from outside the components (actor ``user:<name>``)."""
+    return rec.actor.startswith("user:")
+
+
+@dataclass
+class Session:
+    """One recorded session: its marks and its input records (in revision order)."""
+
+    start: dict[str, Any]
+    end: dict[str, Any] | None
+    inputs: list[Record] = field(default_factory=list)
+
+    @property
+    def start_rev(self) -> int:
+        return int(self.start["rev"])
+
+    @property
+    def end_rev(self) -> int | None:
+        return None if self.end is None else int(self.end["rev"])
+
+
+def sessions_of(log: EventLog) -> list[Session]:
+    """Pair the log's SESSION marks into sessions and attach each one's input records.
+
+    A start without an end (the command was killed) ends at the next start or
+    at the head.
+    """
+    out: list[Session] = []
+    for m in log.marks:
+        if m.get("event") == "start":
+            out.append(Session(m, None))
+        elif m.get("event") == "end" and out and out[-1].end is None:
+            out[-1].end = m
+    for s in out:
+        hi = s.end_rev if s.end_rev is not None else log.revision
+        s.inputs = [r for r in log.records(s.start_rev) if r.revision <= hi and is_input(r)] \
+            if hi > s.start_rev else []
+    return out
+
+
+@dataclass
+class Divergence:
+    """The first record where the replay differs from the log."""
+
+    revision: int
+    expected: Record | None
+    got: Record | None
+    reason: str = ""
+
+    @property
+    def actor(self) -> str:
+        r = self.expected or self.got
+        return r.actor if r else ""
+
+    def lines(self) -> list[str]:
+        """Human-readable report: the revision, both versions, and the field differences."""
+        def one(r: Record | None) -> str:
+            if r is None:
+                return "(nothing)"
+            return f"{r.type} {r.key} by {r.actor} at t={r.time:g}s"
+
+        out = [f"diverged at revision {self.revision}" + (f": {self.reason}" if self.reason else "")]
+        out.append(f"  recorded: {one(self.expected)}")
+        out.append(f"  replayed: {one(self.got)}")
+        if self.expected is not None and self.got is not None and self.expected.key == self.got.key:
+            for c in diff_objects(self.expected.object, self.got.object)[:20]:
+                out.append(f"    {c}")
+        return out
+
+
+@dataclass
+class ReplayResult:
+    """Outcome of :func:`replay`: ``records`` verified, ``divergence`` (None: identical), the cluster."""
+
+    records: int
+    divergence: Divergence | None
+    cluster: Any = None
+
+    @property
+    def identical(self) -> bool:
+        return self.divergence is None
+
+
+class _Stop(BaseException):
+    """Raised from the compare listener to end the run at the first divergence (a
+    BaseException so components' own ``except Exception`` retries cannot swallow it)."""
+
+
+def _same(a: Record, b: Record) -> str:
+    """'' if the records match, else what differs."""
+    if a.type != b.type or a.key != b.key:
+        return "a different write"
+    if a.actor != b.actor:
+        return f"actor {b.actor} instead of {a.actor}"
+    if a.time != b.time:
+        return f"at t={b.time:g}s instead of t={a.time:g}s"
+    if a.raw() != b.raw():
+        return "a different object"
+    return ""
+
+
+# ---------------------------------------------------------------------- re-issuing inputs
+_SERVER_SET = ("uid", "creationTimestamp", "resourceVersion", "generation", "managedFields",
+               "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink")
+
+
+def _info_of(key: str):
+    from ..api.resources import lookup
+
+    res = key.split("/")[2]
+    found = [i for i in lookup(res) if i.qualified == res]
+    if not found:
+        raise ReplayError(f"{key}: unknown resource {res!r}")
+    return found[0]
+
+
+def _writer_entry(prev: dict[str, Any] | None, obj: dict[str, Any]) -> dict[str, Any] | None:
+    """The managedFields entry this write added or changed (None if none did)."""
+    before = {(e.get("manager"), e.get("operation"), e.get("subresource")): e
+              for e in ((prev or {}).get("metadata") or {}).get("managedFields") or ()}
+    changed = []
+    for e in (obj.get("metadata") or {}).get("managedFields") or ():
+        k = (e.get("manager"), e.get("operation"), e.get("subresource"))
+        if before.get(k) != e:
+            changed.append((k not in before, before.get(k, {}).get("time") != e.get("time"), e))
+    if not changed:
+        return None
+    # a new entry, else one whose time moved, else the first changed (fields taken away)
+    return max(changed, key=lambda c: (c[0], c[1]))[2] if any(c[0] or c[1] for c in changed) else changed[0][2]
+
+
+def _ctx_for(actor: str):
+    from ..api.apiserver import RequestContext
+    from ..api.auth import SYSTEM_MASTERS, admin, user
+
+    name = actor.split(":", 1)[1]
+    u = admin() if name == admin().name else user(name, SYSTEM_MASTERS)
+    return RequestContext(user=u, actor=actor)
+
+
+def _strip_allocated(obj: dict[str, Any]) -> dict[str, Any]:
+    """A Service without what the API server allocates (ClusterIP, NodePorts)."""
+    spec = dict(obj.get("spec") or {})
+    for k in ("clusterIP", "clusterIPs", "healthCheckNodePort"):
+        spec.pop(k, None)
+    if spec.get("ports"):
+        spec["ports"] = [{k: v for k, v in p.items() if k != "nodePort"} for p in spec["ports"]]
+    return {**obj, "spec": spec}
+
+
+def _no_rv(obj: dict[str, Any]) -> dict[str, Any]:
+    return {**obj, "metadata": {k: v for k, v in (obj.get("metadata") or {}).items() if k != "resourceVersion"}}
+
+
+def _first_match(api: Any, want: dict[str, Any], attempts: list[Callable[[bool], Any]]) -> None:
+    """Dry-run each way of making the request; make for real the first whose result is the
+    recorded object (the RNG is restored between tries), else the first one."""
+    from ..api.errors import StatusError
+
+    target = _no_rv(want)
+    state = api.rng.getstate()
+    chosen = attempts[0]
+    for attempt in attempts:
+        try:
+            got = attempt(True)
+        except StatusError:
+            got = None
+        api.rng.setstate(state)
+        if isinstance(got, dict) and _no_rv(got) == target:
+            chosen = attempt
+            break
+    chosen(False)
+
+
+def reissue(api: Any, rec: Record, prev: Record | None) -> None:
+    """Make the API request that produced input ``rec`` (see the module docstring).
+
+    Where the original request is ambiguous (did the user set the Service's
+    ClusterIP, or did the server allocate it? did the client send
+    managedFields?), each candidate is dry-run first and the one that
+    reproduces the recorded object is made.
+
+    Raises:
+        StatusError: the API refused it; ReplayError: an unknown resource.
+    """
+    info = _info_of(rec.key)
+    obj = rec.object
+    meta = obj.get("metadata") or {}
+    parts = rec.key.split("/")
+    ns = parts[3] if len(parts) == 5 else None
+    name = parts[-1]
+    ctx = _ctx_for(rec.actor)
+    old = prev.object if prev is not None and prev.type != DELETED else None
+    entry = _writer_entry(old, obj)
+    manager = entry.get("manager") if entry else None
+    if rec.type == ADDED:
+        body_meta = {k: v for k, v in meta.items() if k not in _SERVER_SET}
+        gen = meta.get("generateName")
+        if gen and name.startswith(gen) and len(name) == len(gen) + 5:
+            body_meta.pop("name", None)
+        body = {**obj, "metadata": body_meta}
+        bodies = [_strip_allocated(body), body] if info.kind == "Service" else [body]
+        _first_match(api, obj, [
+            (lambda dry, b=b: api.create(info, b, namespace=ns, ctx=ctx, field_manager=manager, dry_run=dry))
+            for b in bodies])
+        return
+    deleting = rec.type == DELETED or (meta.get("deletionTimestamp") and not (old or {}).get(
+        "metadata", {}).get("deletionTimestamp"))
+    if deleting:
+        fins = meta.get("finalizers") or []
+        policy = "Foreground" if "foregroundDeletion" in fins else "Orphan" if "orphan" in fins else None
+        grace = meta.get("deletionGracePeriodSeconds")
+        api.delete(info, name, namespace=ns, ctx=ctx, grace_period_seconds=grace, propagation_policy=policy)
+        return
+    sub = (entry or {}).get("subresource") or ""
+    if sub == "scale":
+        api.update_scale(info, name, int((obj.get("spec") or {}).get("replicas") or 0), namespace=ns,
+                         ctx=ctx, field_manager=manager)
+        return
+    body = _no_rv(obj)
+    no_mf = {**body, "metadata": {k: v for k, v in body["metadata"].items() if k != "managedFields"}}
+    _first_match(api, obj, [
+        (lambda dry, b=b: api.update(info, b, namespace=ns, subresource=sub, ctx=ctx, field_manager=manager,
+                                     dry_run=dry))
+        for b in (body, no_mf)])
+
+
+def _raw_apply(log: EventLog, rec: Record) -> None:
+    """Re-apply a write verbatim (for writes recorded outside any session)."""
+    if rec.type == ADDED:
+        log.create(rec.key, rec.object, rec.actor)
+    elif rec.type == MODIFIED:
+        log.update(rec.key, rec.object, rec.actor)
+    else:
+        log.delete(rec.key, rec.actor, obj=rec.object)
+
+
+# ---------------------------------------------------------------------- the replay
+def _reset_listeners(log: EventLog, keep: Callable[[Record], None]) -> None:
+    # A reopened cluster has a fresh API server; drop the listeners of the previous
+    # session's one (its RBAC cache) so they do not pile up.
+    for fn in list(log._listeners):  # noqa: SLF001 - the store has no public "listeners"
+        if fn is not keep:
+            log.remove_listener(fn)
+
+
+def run_session_like(cluster: Any, session_start: dict[str, Any], end_t: float | None,
+                     body: Callable[[Any], Any]) -> bool:
+    """Run the components as :func:`k8semu.cli.session.run_session` did for a session
+    whose start mark is ``session_start``: ``body(rt)``, then settle (with the recorded
+    limit) or run for the recorded duration. Returns ``settled``."""
+    from ..sim.components import default_factories
+    from ..sim.runtime import run_cluster
+
+    async def main(rt: Any) -> bool:
+        await body(rt)
+        if "for" in session_start:
+            if end_t is not None and end_t > rt.now:
+                await rt.advance(end_t - rt.now)
+            elif end_t is None:
+                await rt.advance(float(session_start["for"]))
+            return True
+        if session_start.get("settle", True):
+            return await rt.settle(limit=float(session_start.get("limit", 600.0)))
+        return True
+
+    return run_cluster(cluster, main, default_factories(cluster))
+
+
+def replay(log: EventLog, *, until: int | None = None, skip: frozenset[int] = frozenset(),
+           on_session: Callable[[int, Session], None] | None = None) -> ReplayResult:
+    """Re-execute ``log`` on a fresh in-memory cluster and compare every record.
+
+    Args:
+        log: the recorded log (e.g. :func:`~k8semu.timeline.view.open_log`).
+        until: stop once this revision is verified (the cluster then holds more
+            records only if that revision is inside a session; see :func:`write_log`).
+        skip: input revisions not to re-issue (for :func:`fork`; comparison is then off).
+        on_session: progress callback ``(index, session)``.
+
+    Returns:
+        :class:`ReplayResult`; ``cluster`` is the replayed :class:`~k8semu.sim.cluster.Cluster`.
+
+    Raises:
+        ReplayError: the log has no session marks (written before sessions were
+            recorded), or was imported (use :func:`~k8semu.timeline.importers.reenact`).
+    """
+    import trio
+
+    from ..sim.cluster import Cluster
+
+    if log.header.get("source"):
+        raise ReplayError("this log was imported from another recording: use reenact (k8semu replay does "
+                          "this automatically) rather than record-by-record verification")
+    sessions = sessions_of(log)
+    if not sessions and log.revision:
+        raise ReplayError("the log has no session marks (it was written before k8semu recorded sessions), "
+                          "so it cannot be re-executed; history, diff and --at still work on it")
+    stop_at = log.revision if until is None else until
+    seed = int(log.header.get("seed", 0))
+    config = dict(log.header.get("cluster") or {})
+    verify = not skip
+    state: dict[str, Any] = {"div": None, "limit": sessions[0].start_rev if sessions else log.revision}
+
+    def compare(rec: Record) -> None:
+        if not verify:
+            return
+        if state["div"] is not None:
+            raise _Stop()
+        if rec.revision > state["limit"] or rec.revision > log.revision:
+            state["div"] = Divergence(rec.revision, None, rec, "an extra write the log does not have")
+            raise _Stop()
+        want = log.record(rec.revision)
+        why = _same(want, rec)
+        if why:
+            state["div"] = Divergence(rec.revision, want, rec, why)
+            raise _Stop()
+
+    # bootstrap: the header alone decides it
+    cluster = Cluster.create(None, seed=seed, config=config)
+    rlog = cluster.log
+    rlog.add_listener(compare)
+    for rec in rlog.records(0):
+        try:
+            compare(rec)
+        except _Stop:
+            break
+    if state["div"] is None and verify and rlog.revision < state["limit"] and rlog.revision < stop_at:
+        r = rlog.revision + 1
+        state["div"] = Divergence(r, log.record(r), None, "bootstrap wrote fewer records")
+    for i, s in enumerate(sessions):
+        if state["div"] is not None or rlog.revision >= stop_at:
+            break
+        # writes recorded between sessions are re-applied verbatim
+        if rlog.revision < s.start_rev:
+            state["limit"] = s.start_rev
+            for rec in log.records(rlog.revision):
+                if rec.revision > s.start_rev:
+                    break
+                try:
+                    _raw_apply(rlog, rec)
+                except _Stop:
+                    break
+            if state["div"] is not None:
+                break
+        if on_session:
+            on_session(i, s)
+        rlog.mark(s.start)  # the replayed log carries the same session marks
+        end_rev = s.end_rev if s.end_rev is not None else log.revision
+        state["limit"] = end_rev if verify else 1 << 62
+        how = s.start.get("rng", "reopen")
+        if how == "reopen" or (how == "create" and i > 0):
+            _reset_listeners(rlog, compare)
+            cluster = Cluster(rlog, seed, config)
+        inputs = [r for r in s.inputs if r.revision not in skip]
+
+        async def body(rt: Any, inputs: list[Record] = inputs) -> None:
+            for rec in inputs:
+                if verify and rlog.revision < rec.revision - 1:
+                    await rt.until(lambda r=rec: rlog.revision >= r.revision - 1,
+                                   limit=max(rec.time - rt.now, 0.0) + 60.0)
+                if verify and rlog.revision != rec.revision - 1:
+                    r = rlog.revision + 1
+                    state["div"] = Divergence(r, log.record(r), None,
+                                              "the components stopped short of the next input")
+                    raise _Stop()
+                if rt.now < rec.time:
+                    await trio.sleep_until(rec.time)
+                from ..api.errors import StatusError
+
+                try:
+                    reissue(cluster.api, rec, log.get(rec.key, rec.revision - 1) if rec.revision > 1 else None)
+                except StatusError as e:
+                    if verify:
+                        state["div"] = Divergence(rec.revision, rec, None, f"the request was refused: {e}")
+                        raise _Stop() from None
+
+        end_t = float(s.end["t"]) if s.end is not None else None
+        try:
+            run_session_like(cluster, s.start, end_t, body)
+        except BaseException as e:  # noqa: BLE001 - unwrap the nursery's exception group
+            if not _only_stop(e):
+                raise
+        if s.end is not None and state["div"] is None:
+            rlog.mark(s.end)
+        if state["div"] is None and verify and rlog.revision < end_rev:
+            r = rlog.revision + 1
+            state["div"] = Divergence(r, log.record(r), None, "the replay wrote fewer records in this session")
+    if state["div"] is None and verify and rlog.revision < min(stop_at, log.revision):
+        # trailing writes outside any session
+        state["limit"] = log.revision
+        for rec in log.records(rlog.revision):
+            if rec.revision > stop_at:
+                break
+            try:
+                _raw_apply(rlog, rec)
+            except _Stop:
+                break
+    rlog.remove_listener(compare)
+    div = state["div"]
+    if div is not None and until is not None and div.revision > until:
+        div = None
+    verified = min(rlog.revision, stop_at) if div is None else div.revision - 1
+    return ReplayResult(verified, div, cluster)
+
+
+def _only_stop(e: BaseException) -> bool:
+    if isinstance(e, _Stop):
+        return True
+    if isinstance(e, BaseExceptionGroup):
+        return all(_only_stop(x) for x in e.exceptions)
+    return False
+
+
+# ---------------------------------------------------------------------- output files
+class atomic_output:
+    """Write a file via a temporary sibling, renamed into place only on success.
+
+    ``with atomic_output(path) as tmp: ...`` — on an exception the temporary
+    file is removed and ``path`` is untouched (no half-written output).
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+
+    def __enter__(self) -> Path:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        os.close(fd)
+        os.unlink(tmp)
+        self.tmp = Path(tmp)
+        return self.tmp
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            os.replace(self.tmp, self.path)
+        elif self.tmp.exists():
+            self.tmp.unlink()
+
+
+def write_log(log: EventLog, path: str | os.PathLike[str], until: int | None = None,
+              header: dict[str, Any] | None = None) -> int:
+    """Write ``log``'s records (up to ``until``) and session marks to a new log file at ``path``.
+
+    A session cut by ``until`` gets an end mark at that revision. Returns the
+    number of records written. The file is written atomically.
+    """
+    hi = log.revision if until is None else until
+    hdr = {k: v for k, v in (header or log.header).items() if k not in ("format", "version")}
+    marks = [m for m in log.marks if m["rev"] <= hi]
+    if marks and marks[-1].get("event") == "start" and hi < log.revision:
+        t = log.record(hi).time if hi else 0.0
+        marks.append({"type": "SESSION", "event": "end", "rev": hi, "t": t, "settled": False, "cut": True})
+    n = 0
+    with atomic_output(path) as tmp:
+        w = LogWriter(tmp, hdr, sync="none")
+        try:
+            mi = 0
+            while mi < len(marks) and marks[mi]["rev"] <= 0:
+                w.append_line(marks[mi])
+                mi += 1
+            for rec in log.records(log.compact_revision):
+                if rec.revision > hi:
+                    break
+                w.append(rec)
+                n += 1
+                while mi < len(marks) and marks[mi]["rev"] <= rec.revision:
+                    w.append_line(marks[mi])
+                    mi += 1
+            while mi < len(marks):
+                w.append_line(marks[mi])
+                mi += 1
+        finally:
+            w.close()
+    return n
+
+
+# ---------------------------------------------------------------------- fork
+def fork(log: EventLog, at: int, out: str | os.PathLike[str], *, manifests: list[str] = (),
+         skip: frozenset[int] = frozenset()) -> tuple[ReplayResult, int]:
+    """Replay ``log`` up to revision ``at`` (verified), then continue differently into ``out``.
+
+    At ``at``: a new session applies ``manifests`` (as ``k8semu apply -f``)
+    and re-issues the cut session's remaining inputs; then every later
+    recorded session is run again with its inputs (minus the revisions in
+    ``skip``: e.g. drop a recorded fault), ending as it ended (settle, or run
+    to the same virtual time). Inputs the forked cluster refuses are skipped.
+    ``out`` is an ordinary cluster log (with session marks), written
+    atomically; compare the timelines with ``k8semu diff``.
+
+    Returns:
+        (the verification of the prefix, the number of records in ``out``).
+
+    Raises:
+        PointError: ``at`` outside the log. ReplayError: as :func:`replay`.
+    """
+    from ..api.errors import StatusError
+    from ..api.manifest import load_manifests, resource_for
+    from ..cli.commands.apply import apply_one
+    from ..sim.cluster import Cluster
+
+    if at < 0 or at > log.revision:
+        raise PointError(f"revision {at} is outside the log (1..{log.revision})")
+    prefix = replay(log, until=at)
+    if not prefix.identical:
+        return prefix, 0
+    docs = [d for m in manifests for d in load_manifests(m)]
+    sessions = [s for s in sessions_of(log)]
+    pending = [r for s in sessions for r in s.inputs if r.revision > at and r.revision not in skip]
+    later = [s for s in sessions if s.start_rev >= at]
+    with atomic_output(out) as tmp:
+        n = write_log(prefix.cluster.log, tmp, until=at, header=log.header)
+        cluster = Cluster.open(tmp)
+        try:
+            def open_session(argv: list[str], start: dict[str, Any]) -> None:
+                cluster.log.mark({"type": "SESSION", "event": "start", "rev": cluster.log.revision,
+                                  "t": cluster.time, "argv": argv,
+                                  **{k: start[k] for k in ("settle", "limit", "for") if k in start}})
+
+            def close_session(ok: bool) -> None:
+                cluster.log.mark({"type": "SESSION", "event": "end", "rev": cluster.log.revision,
+                                  "t": cluster.time, "settled": ok})
+
+            def issue(api: Any, recs: list[Record]) -> None:
+                for rec in recs:
+                    cur = cluster.log.get(rec.key)
+                    try:
+                        reissue(api, rec, cur if cur is not None else None)
+                    except (StatusError, ReplayError):
+                        continue
+
+            cut = [r for r in pending if not any(s.start_rev <= r.revision - 1 and r.revision <= (s.end_rev or 0)
+                                                 for s in later)]
+            start = {"settle": True, "limit": 600.0}
+            open_session(["fork", "--at", str(at)] + [f"-f={m}" for m in manifests], start)
+
+            async def first(rt: Any) -> None:
+                for d in docs:
+                    info = resource_for(d)
+                    meta = d.obj.get("metadata") or {}
+                    ns = (meta.get("namespace") or "default") if info.namespaced else None
+                    try:
+                        apply_one(cluster.api, info, d.obj, ns, server_side=False, force=False, dry=False)
+                    except StatusError:
+                        continue
+                issue(cluster.api, cut)
+
+            close_session(run_session_like(cluster, start, None, first))
+            for s in later:
+                cluster.close()
+                cluster = Cluster.open(tmp)
+                recs = [r for r in s.inputs if r.revision not in skip]
+                open_session(list(s.start.get("argv") or []), s.start)
+                duration = (float(s.end["t"]) - float(s.start["t"])) if s.end is not None else None
+
+                async def body(rt: Any, recs: list[Record] = recs) -> None:
+                    issue(cluster.api, recs)
+
+                end_t = cluster.time + duration if duration is not None and "for" in s.start else None
+                close_session(run_session_like(cluster, s.start, end_t, body))
+            n = cluster.log.revision
+        finally:
+            cluster.close()
+    return prefix, n

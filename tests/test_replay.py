@@ -1,0 +1,155 @@
+"""Re-execution: session marks, verified replay, --until, fork, and bad input (k8semu.timeline.rerun)."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from k8semu.cli.main import main
+from k8semu.store import EventLog, LogFormatError
+from k8semu.timeline import fork, open_log, replay, sessions_of
+
+WEB = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: nginx, image: "nginx:1.25", ports: [{containerPort: 80}]}]
+"""
+
+EXTRA = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: extra}
+data: {k: v}
+"""
+
+
+def k(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    d = tmp_path_factory.mktemp("rp")
+    (d / "web.yaml").write_text(WEB)
+    (d / "extra.yaml").write_text(EXTRA)
+    path = d / "cluster.log"
+    for argv in (["apply", "-f", d / "web.yaml"], ["scale", "deployment", "web", "--replicas", "3"],
+                 ["node", "stop", "node-1"], ["advance", "30s"]):
+        assert main(["--cluster", str(path), *map(str, argv)]) == 0
+    return path
+
+
+def test_sessions_are_marked_in_the_log(recorded):
+    log = open_log(recorded)
+    sessions = sessions_of(log)
+    assert len(sessions) == 4
+    assert sessions[0].start["rng"] == "create" and sessions[1].start["rng"] == "reopen"
+    assert sessions[3].start["for"] == 30.0
+    assert sessions[3].end["t"] - sessions[3].start["t"] == pytest.approx(30.0)
+    assert all(s.end_rev >= s.start_rev for s in sessions)
+    # the node-stop fault is an input like any user write
+    assert [r.key for r in sessions[2].inputs] == ["/registry/nodes/node-1"]
+
+
+def test_replay_is_identical_record_by_record(capsys, recorded):
+    log = open_log(recorded)
+    res = replay(log)
+    assert res.identical and res.records == log.revision
+    code, out, _ = k(capsys, "replay", recorded)
+    assert code == 0 and out.startswith(f"identical ({log.revision} records)")
+
+
+def test_replay_reports_the_first_divergence(capsys, recorded, tmp_path):
+    lines = recorded.read_bytes().splitlines(keepends=True)
+    # edit one component output: the scheduler's binding of the first pod goes elsewhere
+    for i, line in enumerate(lines):
+        if b'"actor":"default-scheduler"' in line and b'"/registry/pods/default/' in line:
+            rec = orjson.loads(line)
+            node = rec["obj"]["spec"]["nodeName"]
+            lines[i] = line.replace(f'"nodeName":"{node}"'.encode(), b'"nodeName":"node-9"')
+            rev = rec["rev"]
+            break
+    edited = tmp_path / "edited.log"
+    edited.write_bytes(b"".join(lines))
+    code, out, _ = k(capsys, "replay", edited)
+    assert code == 1
+    assert out.splitlines()[0] == f"diverged at revision {rev}: a different object"
+    assert "by default-scheduler" in out
+    assert f"~ spec.nodeName: node-9 → {node}" in out
+
+
+def test_replay_until_leaves_a_cluster_file(capsys, recorded, tmp_path):
+    log = open_log(recorded)
+    scale = sessions_of(log)[1]
+    out_path = tmp_path / "past.log"
+    code, out, _ = k(capsys, "replay", recorded, "--until", scale.start_rev, "--out", out_path)
+    assert code == 0 and f"wrote {out_path}" in out
+    past = EventLog.open(out_path, read_only=True)
+    assert past.revision == scale.start_rev
+    code, out, _ = k(capsys, "--cluster", out_path, "get", "deploy", "web", "-o", "jsonpath={.spec.replicas}")
+    assert (code, out) == (0, "2")
+
+
+def test_fork_applies_other_manifests_and_continues(capsys, recorded, tmp_path):
+    log = open_log(recorded)
+    at = sessions_of(log)[1].start_rev
+    new = tmp_path / "fork.log"
+    code, out, _ = k(capsys, "replay", recorded, "--fork-at", at, "--out", new, "-f", _extra(tmp_path))
+    assert code == 0 and f"forked into {new}" in out
+    forked = open_log(new)
+    assert forked.get("/registry/configmaps/default/extra") is not None
+    assert forked.get("/registry/deployments.apps/default/web").object["spec"]["replicas"] == 3
+    assert replay(forked).identical  # a fork is an ordinary, replayable log
+
+
+def _extra(tmp_path):
+    p = tmp_path / "extra.yaml"
+    p.write_text(EXTRA)
+    return p
+
+
+def test_fork_can_drop_a_recorded_fault(recorded, tmp_path):
+    log = open_log(recorded)
+    fault = sessions_of(log)[2].inputs[0].revision
+    prefix, n = fork(log, sessions_of(log)[2].start_rev, tmp_path / "nofault.log", skip=frozenset({fault}))
+    assert prefix.identical and n > 0
+    node = open_log(tmp_path / "nofault.log").get("/registry/nodes/node-1").object
+    assert "k8semu.io/stopped" not in (node["metadata"].get("annotations") or {})
+
+
+def test_bad_logs_are_one_line_errors(capsys, recorded, tmp_path):
+    lines = recorded.read_bytes().splitlines(keepends=True)
+    newer = tmp_path / "newer.log"
+    hdr = orjson.loads(lines[0])
+    newer.write_bytes(orjson.dumps({**hdr, "version": 2}) + b"\n" + b"".join(lines[1:]))
+    code, _, err = k(capsys, "replay", newer)
+    assert code == 1 and err.count("\n") == 1
+    assert "log format version 2 is newer than this k8semu reads (1)" in err
+    damaged = tmp_path / "damaged.log"
+    damaged.write_bytes(b"".join(lines[:5]) + b'{"rev":5,"t":0.0}\n' + b"".join(lines[5:]))
+    code, _, err = k(capsys, "replay", damaged)
+    assert code == 1 and f"{damaged}:6: damaged line" in err and err.count("\n") == 1
+    code, _, err = k(capsys, "replay", recorded, "--until", "999999", "--out", tmp_path / "x.log")
+    assert code == 1 and "revision 999999 is outside the log" in err
+    assert not (tmp_path / "x.log").exists()
+    unknown = tmp_path / "unknown.log"
+    unknown.write_bytes(b"".join(lines[:3]) + b'{"type":"NOPE","rev":2}\n' + b"".join(lines[3:]))
+    with pytest.raises(LogFormatError, match="unknown line type 'NOPE'"):
+        EventLog.open(unknown, read_only=True)
+
+
+def test_a_log_without_sessions_cannot_be_replayed(capsys, tmp_path):
+    log = EventLog(path=tmp_path / "bare.log", header={"seed": 0, "cluster": {}})
+    log.create("/registry/namespaces/x", {"metadata": {"name": "x"}}, "user:admin")
+    log.close()
+    code, _, err = k(capsys, "replay", tmp_path / "bare.log")
+    assert code == 1 and "no session marks" in err
