@@ -490,7 +490,7 @@ class EventLog:
             lst.append(rec)
         for fn in self._listeners:
             fn(rec)
-        self._hub.notify()
+        self._hub.notify(rec.key)
 
     # ------------------------------------------------------------------ compaction
     def compact(self, revision: int) -> None:

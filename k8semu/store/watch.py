@@ -46,17 +46,38 @@ class Bookmark:
 
 
 class WatchHub:
-    """Wakes the watches of one log when it changes."""
+    """Wakes the watches of one log when it changes.
+
+    Watches on one resource (``/registry/pods/…``) park in that resource's
+    lot, so a write wakes only the watches that can see it (and the watches
+    on everything).
+    """
 
     def __init__(self, log: "EventLog") -> None:
         self.log = log
-        self._lot = trio.lowlevel.ParkingLot()
+        self._lots: dict[str | None, trio.lowlevel.ParkingLot] = {}
         self.closed = False
-        self.watches = 0
 
-    def notify(self) -> None:
-        if self._lot:
-            self._lot.unpark_all()
+    def lot(self, resource: str | None) -> trio.lowlevel.ParkingLot:
+        """The parking lot of one resource's watches (None: watches on every resource)."""
+        lot = self._lots.get(resource)
+        if lot is None:
+            lot = self._lots[resource] = trio.lowlevel.ParkingLot()
+        return lot
+
+    def notify(self, key: str | None = None) -> None:
+        """Wake the watches that may see a write to ``key`` (every watch when None)."""
+        if key is None:
+            for lot in self._lots.values():
+                if lot:
+                    lot.unpark_all()
+            return
+        lot = self._lots.get(key.split("/", 3)[2])
+        if lot:
+            lot.unpark_all()
+        lot = self._lots.get(None)
+        if lot:
+            lot.unpark_all()
 
     def watch(self, prefix: str, after: int, bookmarks: bool) -> "Watch":
         if after < self.log.compact_revision:
@@ -66,6 +87,14 @@ class WatchHub:
     def close(self) -> None:
         self.closed = True
         self.notify()
+
+
+def _resource_of_prefix(prefix: str) -> str | None:
+    """``/registry/pods/`` or ``/registry/pods/ns/`` -> ``pods``; anything wider -> None."""
+    parts = prefix.split("/", 3)
+    if len(parts) == 4 and parts[1] == "registry" and parts[2]:
+        return parts[2]
+    return None
 
 
 class Watch:
@@ -85,6 +114,7 @@ class Watch:
         self._bookmarks = bookmarks
         self._want_bookmark = False
         self._stopped = False
+        self._lot = hub.lot(_resource_of_prefix(prefix))
 
     @property
     def progress(self) -> int:
@@ -112,31 +142,34 @@ class Watch:
         """Ask for a :class:`Bookmark` once this watch is caught up (no-op without bookmarks)."""
         if self._bookmarks:
             self._want_bookmark = True
-            self._hub.notify()
+            self._lot.unpark_all()
 
     def stop(self) -> None:
         """End the iteration (a parked ``__anext__`` returns StopAsyncIteration)."""
         self._stopped = True
-        self._hub.notify()
+        self._lot.unpark_all()
 
     def __aiter__(self) -> "Watch":
         return self
 
     async def __anext__(self) -> Union[Record, Bookmark]:
+        woke = False  # parking was this call's scheduling point
         while True:
             if self._stopped or self._hub.closed:
                 raise StopAsyncIteration
             if self._buf:
                 return self._buf.popleft()
             if self._fill():
-                await trio.lowlevel.checkpoint()
+                if not woke:
+                    await trio.lowlevel.checkpoint()
                 if self._buf:
                     return self._buf.popleft()
                 continue
             if self._want_bookmark:
                 self._want_bookmark = False
                 return Bookmark(self._last)
-            await self._hub._lot.park()
+            await self._lot.park()
+            woke = True
 
     async def __aenter__(self) -> "Watch":
         return self
