@@ -47,10 +47,10 @@ class Kubectl:
 
 
 def prepared_cluster(tmp_path_factory, capsys=None) -> Path:
-    """A 3-node cluster file with the lab applied and 30 s of virtual time run (2 web pods up)."""
+    """A 3-node cluster file (no kubeadm addons) with the lab applied and 30 s of virtual time run (2 web pods up)."""
     path = tmp_path_factory.mktemp("base") / "cluster.log"
     with contextlib.redirect_stdout(None):
-        assert main(["--cluster", str(path), "cluster", "create", "--nodes", "3"]) == 0
+        assert main(["--cluster", str(path), "cluster", "create", "--nodes", "3", "--bare"]) == 0
         assert main(["--cluster", str(path), "apply", "-f", WEB, "--for", "30s", "-q"]) == 0
     return path
 

@@ -50,7 +50,7 @@ def open_cluster(args: argparse.Namespace, *, create: bool = False, read_only: b
             raise FileNotFoundError(
                 f'no cluster at "{path}": create one with "k8semu cluster create" or "k8semu apply -f FILE"'
             )
-        cluster = Cluster.create(path)
+        cluster = Cluster.create(path, kubeadm_addons=True)
         cluster.opened_as = "create"  # the session's RNG continues from the bootstrap (docs/replay.md)
         return cluster
     cluster = Cluster.open(path, read_only=read_only)

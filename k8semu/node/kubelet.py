@@ -35,6 +35,10 @@ a :class:`PodWorker` that follows the kubelet's pod sync
    SIGTERM, SIGKILL when the grace period ends, sidecars last; then the
    terminal status, ``delete(grace_period_seconds=0)`` and the IP released.
 
+**Static pods.** The control-plane node's kubelet runs kubeadm's static
+pods (:mod:`k8semu.node.static_pods`), creating their mirror pods in the API;
+``hostNetwork`` pods get the node's address instead of a CNI one.
+
 **Restarts.** A fresh kubelet rebuilds its runtime state from the pods'
 status and its Node's image list (as the real one does from CRI): running
 containers keep running from their recorded ``startedAt``; what they did
@@ -450,6 +454,11 @@ class PodWorker:
         if self.sandbox:
             return True
         k = self.k
+        if (self.pod.get("spec") or {}).get("hostNetwork"):
+            self.ip = k.cfg.internal_ip  # the node's network namespace: no CNI, the node's address
+            k.runtime.run_pod_sandbox(self.uid, self.ip, now)
+            self.sandbox = True
+            return True
         if k.ipam is None:
             return False  # no podCIDR yet: the CNI is not ready
         try:
@@ -966,7 +975,8 @@ class Kubelet(Component):
         pull_scale: multiplies image pull durations.
     """
 
-    def __init__(self, api: Any, node_cfg: Any, *, behaviour: Any = None, pull_scale: float = 1.0) -> None:
+    def __init__(self, api: Any, node_cfg: Any, *, behaviour: Any = None, pull_scale: float = 1.0,
+                 static_pods: bool = True) -> None:
         super().__init__(api, f"kubelet/{node_cfg.name}", node_user(node_cfg.name))
         self.cfg = node_cfg
         self.node_name = node_cfg.name
@@ -980,6 +990,10 @@ class Kubelet(Component):
         self._last_report = -1e18
         self._last_node_status: Obj | None = None
         self._started = False
+        from .static_pods import StaticPodSource
+
+        # the "file" source: kubeadm's static pods (none in a cluster made without kubeadm's addons)
+        self.static_pods = StaticPodSource(self, None if static_pods else [])
         self.pods = self.informer("pods", field_selector=f"spec.nodeName={node_cfg.name}")
         self.nodes = self.informer("nodes", field_selector=f"metadata.name={node_cfg.name}")
         self.pods.add_event_handler(EventHandler(self._on_add, self._on_update, self._on_delete))
@@ -1174,6 +1188,7 @@ class Kubelet(Component):
             self._wake = trio.Event()
 
     def _sync_due(self, now: float) -> None:
+        self.static_pods.sync(now)
         dirty, self._dirty = self._dirty, {}
         for uid in list(dirty):
             self._apply_cache(uid, now)

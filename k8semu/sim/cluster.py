@@ -2,7 +2,8 @@
 
 A cluster lives in one log file. :meth:`Cluster.create` starts a new one (the
 header records the seed and configuration) and bootstraps what kube-apiserver
-creates first; :meth:`Cluster.open` continues an existing one.
+creates first, then what ``kubeadm init`` adds to ``kube-system``
+(:mod:`k8semu.sim.kubeadm`); :meth:`Cluster.open` continues an existing one.
 
 Randomness: each opening derives its RNG from the seed *and* the log's
 revision (``random.Random(f"{seed}:{revision}")``, which hashes the string
@@ -78,8 +79,14 @@ class Cluster:
         seed: int = 0,
         config: "dict[str, Any] | ClusterConfig | None" = None,
         sync: str = "flush",
+        kubeadm_addons: bool | None = None,
     ) -> "Cluster":
-        """Start a new cluster (in memory when ``path`` is None) and bootstrap it.
+        """Start a new cluster (in memory when ``path`` is None) and bootstrap it: what
+        kube-apiserver creates, then (with ``kubeadm_addons``, as the CLI's clusters have) kubeadm's
+        kube-system: CoreDNS, the kube-proxy DaemonSet, the control plane's static pods and its
+        leader-election Leases (:mod:`k8semu.sim.kubeadm`). Without them (the default here, for
+        tests and embedding, unless ``config`` records ``kubeadm: true``) the cluster is lighter:
+        the same API and components, an empty kube-system.
 
         Raises:
             FileExistsError: ``path`` already holds a cluster.
@@ -89,12 +96,19 @@ class Cluster:
         if isinstance(config, ClusterConfig):
             config = config.to_dict()
         config = dict(config or ClusterConfig.default().to_dict())
+        if kubeadm_addons is None:
+            kubeadm_addons = bool(config.get("kubeadm"))  # a replay re-creates what the header says
+        config["kubeadm"] = bool(kubeadm_addons)
         config.setdefault("epoch", DEFAULT_EPOCH.strftime("%Y-%m-%dT%H:%M:%SZ"))
         if path is not None and Path(path).exists() and Path(path).stat().st_size:
             raise FileExistsError(f"{path}: a cluster already exists there")
         log = EventLog(path=path, header={"seed": seed, "cluster": config}, sync=sync)
         cluster = cls(log, seed, config)
         bootstrap(cluster.api)
+        from .kubeadm import bootstrap_kubeadm
+
+        if kubeadm_addons:
+            bootstrap_kubeadm(cluster)  # kube-system as kubeadm init leaves it
         return cluster
 
     @classmethod

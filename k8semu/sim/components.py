@@ -3,8 +3,10 @@
 :func:`default_factories` returns ``{name: zero-argument constructor}`` for
 :class:`~k8semu.sim.runtime.Runtime`, in start order: kube-controller-manager's
 controllers (one component each, named as upstream names them), the
-kube-scheduler, then per node its kubelet and kube-proxy
-(``kubelet/<node>``, ``kube-proxy/<node>``).
+kube-scheduler, the control plane's leader election
+(``leader-election/kube-controller-manager``, ``leader-election/kube-scheduler``,
+left out while the control-plane node is stopped), then per node its kubelet
+and kube-proxy (``kubelet/<node>``, ``kube-proxy/<node>``).
 
 A node whose machine is stopped (``k8semu node stop``) carries the annotation
 ``k8semu.io/stopped: "true"``; its kubelet and kube-proxy are left out, so the
@@ -45,6 +47,7 @@ def controller_factories(api: Any, config: Any) -> dict[str, Factory]:
     from ..controllers.endpoints import EndpointsController
     from ..controllers.endpointslice import EndpointSliceController
     from ..controllers.garbagecollector import GarbageCollector
+    from ..controllers.hpa import HorizontalController
     from ..controllers.job import JobController
     from ..controllers.namespace import NamespaceController
     from ..controllers.nodeipam import NodeIPAMController
@@ -54,6 +57,7 @@ def controller_factories(api: Any, config: Any) -> dict[str, Factory]:
     from ..controllers.serviceaccount import RootCACertPublisher, ServiceAccountsController
     from ..controllers.statefulset import StatefulSetController
     from ..controllers.ttlafterfinished import TTLAfterFinishedController
+    from ..node.metrics import MetricsServer
 
     return {
         "node-ipam-controller": lambda: NodeIPAMController(api, config),
@@ -75,6 +79,21 @@ def controller_factories(api: Any, config: Any) -> dict[str, Factory]:
         "endpoint-controller": lambda: EndpointsController(api),
         "disruption-controller": lambda: DisruptionController(api),
         "resourcequota-controller": lambda: ResourceQuotaController(api),
+        "horizontal-pod-autoscaler": lambda: HorizontalController(api, MetricsServer(api.epoch)),
+    }
+
+
+def leader_election_factories(cluster: Any) -> dict[str, Factory]:
+    """The Leases kube-controller-manager and kube-scheduler hold in ``kube-system``
+    (components ``leader-election/<lease>``, actors ``kube-controller-manager`` / ``kube-scheduler``)."""
+    from ..api.auth import controller_manager, scheduler
+    from .kubeadm import LeaseHolder, holder_identity
+
+    api = cluster.api
+    return {
+        f"leader-election/{lease}": (lambda lease=lease, user=user: LeaseHolder(
+            api, lease, user(), holder_identity(cluster, lease)))
+        for lease, user in (("kube-controller-manager", controller_manager), ("kube-scheduler", scheduler))
     }
 
 
@@ -89,10 +108,13 @@ def default_factories(cluster: Any) -> dict[str, Factory]:
     factories = controller_factories(api, config)
     factories["default-scheduler"] = lambda: Scheduler(api)
     stopped = stopped_nodes(cluster)
+    kubeadm = bool(cluster.config.get("kubeadm"))
+    if kubeadm and not any(n.role == "control-plane" and n.name in stopped for n in config.nodes):
+        factories.update(leader_election_factories(cluster))
     for node in config.nodes:
         if node.name in stopped:
             continue
         kubelet, proxy = node_components(node.name)
-        factories[kubelet] = (lambda n=node: Kubelet(api, n))
+        factories[kubelet] = (lambda n=node: Kubelet(api, n, static_pods=kubeadm))
         factories[proxy] = (lambda n=node.name: KubeProxy(api, n, seed=cluster.seed, cluster_cidr="10.244.0.0/16"))
     return factories

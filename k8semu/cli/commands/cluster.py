@@ -16,6 +16,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--seed", type=int, default=0, help="seed of the cluster's randomness (default 0)")
     c.add_argument("--nodes", type=int, help="number of worker nodes (default 3, plus one control-plane node)")
     c.add_argument("--config", help="cluster configuration file (YAML: nodes, sizes, labels, taints)")
+    c.add_argument("--bare", action="store_true",
+                   help="no kubeadm addons (CoreDNS, kube-proxy DaemonSet, static pods, leader election): faster")
     c.set_defaults(func=run)
 
 
@@ -28,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
             config = ClusterConfig.load(args.config)
         else:
             config = ClusterConfig.default(3 if args.nodes is None else args.nodes)
-        Cluster.create(path, seed=args.seed, config=config).close()
+        Cluster.create(path, seed=args.seed, config=config, kubeadm_addons=not args.bare).close()
         print(f'cluster created at "{path}" with {len(config.nodes)} nodes (seed {args.seed})')
         return 0
     if args.action == "delete":
