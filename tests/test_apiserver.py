@@ -524,3 +524,11 @@ def test_namespace_finalize_removes_a_terminating_namespace(api):
     api.finalize_namespace("dev", [])
     with pytest.raises(errors.NotFound):
         api.get("namespaces", "dev")
+
+
+def test_dry_run_does_not_move_the_rng():
+    a, b = Cluster.create(seed=9), Cluster.create(seed=9)
+    a.api.create("pods", {**pod(), "metadata": {"generateName": "x-"}}, namespace="default", dry_run=True)
+    pa = a.api.create("pods", {**pod(), "metadata": {"generateName": "x-"}}, namespace="default")
+    pb = b.api.create("pods", {**pod(), "metadata": {"generateName": "x-"}}, namespace="default")
+    assert (pa["metadata"]["name"], pa["metadata"]["uid"]) == (pb["metadata"]["name"], pb["metadata"]["uid"])

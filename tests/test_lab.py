@@ -149,9 +149,6 @@ def test_delete_f_removes_everything(copy: Path) -> None:
     assert k8semu(copy, "get", "service", "web") == (1, "", 'Error from server (NotFound): services "web" not found\n')
 
 
-@pytest.mark.xfail(strict=True, reason="k8semu/cli/commands/get.py: `get all` names rows without their kind "
-                   "when only one kind has objects; kubectl always shows kind/name for `all` "
-                   "(resource.MultipleTypesRequested)")
 def test_get_all_after_delete_f_shows_only_the_kubernetes_service(copy: Path) -> None:
     assert k8semu(copy, "delete", "-f", str(WEB_YAML))[0] == 0
     rc, out, err = k8semu(copy, "get", "all")
@@ -204,16 +201,10 @@ def test_bad_input_is_a_one_line_error_naming_file_line_or_field(case: str, copy
     assert rest == (["ensure CRDs are installed first"] if case == "unknown-kind" else [])
 
 
-# `apply` runs the cluster's components (their start-up writes events and a session record) before it
-# knows that no document can be applied; the log must stay byte-identical (issue 6, "Bad input").
-_RUNS_A_SESSION = pytest.mark.xfail(
-    strict=True, reason="k8semu/cli/commands/apply.py runs the session even when every document failed")
-
-
 @pytest.mark.parametrize("case", [
-    pytest.param("invalid-yaml", marks=_RUNS_A_SESSION),
-    pytest.param("unknown-kind", marks=_RUNS_A_SESSION),
-    pytest.param("invalid-object", marks=_RUNS_A_SESSION),
+    "invalid-yaml",
+    "unknown-kind",
+    "invalid-object",
     "missing-file",
     "damaged-log",
 ])

@@ -23,6 +23,7 @@ Errors are :class:`~k8semu.api.errors.StatusError` subclasses, whose
 from __future__ import annotations
 
 import base64
+import functools
 import ipaddress
 import random
 from datetime import datetime
@@ -89,6 +90,22 @@ class WatchEvent:
 
 def _meta(obj: dict[str, Any]) -> dict[str, Any]:
     return obj.get("metadata") or {}
+
+
+def _rng_untouched_by_dry_run(method):
+    """A dry run leaves the cluster's RNG where it was, so it changes no later UID or name."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        if not kwargs.get("dry_run"):
+            return method(self, *args, **kwargs)
+        state = self.rng.getstate()
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self.rng.setstate(state)
+
+    return wrapper
 
 
 def _kind_key(obj: dict[str, Any]) -> str:
@@ -209,6 +226,7 @@ class APIServer:
         return rec
 
     # ------------------------------------------------------------------ create
+    @_rng_untouched_by_dry_run
     def create(
         self,
         resource: ResourceRef,
@@ -521,6 +539,7 @@ class APIServer:
         return None
 
     # ------------------------------------------------------------------ update / patch
+    @_rng_untouched_by_dry_run
     def update(
         self,
         resource: ResourceRef,
@@ -606,6 +625,7 @@ class APIServer:
             raise errors.Conflict.of(info.plural, info.group, name) from None
         return rec.object
 
+    @_rng_untouched_by_dry_run
     def patch(
         self,
         resource: ResourceRef,

@@ -100,22 +100,39 @@ def run(args: argparse.Namespace) -> int:
     failed = 0
     applied: list[tuple[Any, str | None, str]] = []
 
+    # First every document as a server-side dry run: what the server refuses is reported
+    # without touching the log, and when nothing can be applied no session runs at all,
+    # so bad input leaves the cluster file exactly as it was.
+    todo: list[tuple[Any, Any, dict[str, Any], str | None]] = []
+    for doc in docs:
+        try:
+            info = resource_for(doc)
+        except ManifestError as e:
+            print(f"error: {e}", file=sys.stderr)
+            if e.hint:
+                print(e.hint, file=sys.stderr)
+            failed += 1
+            continue
+        obj = doc.obj
+        meta = obj.get("metadata") or {}
+        ns = (meta.get("namespace") or args.namespace or "default") if info.namespaced else None
+        try:
+            apply_one(cluster.api, info, obj, ns, server_side=args.server_side,
+                      force=args.force_conflicts, dry=True)
+        except errors.StatusError as e:
+            print(server_error(e, f'error when applying "{doc.source}": '), file=sys.stderr)
+            failed += 1
+            continue
+        todo.append((doc, info, obj, ns))
+    if not todo:
+        cluster.close()
+        return 1
+
     async def body(rt):
         nonlocal failed
         api = cluster.api
-        for doc in docs:
-            try:
-                info = resource_for(doc)
-            except ManifestError as e:
-                print(f"error: {e}", file=sys.stderr)
-                if e.hint:
-                    print(e.hint, file=sys.stderr)
-                failed += 1
-                continue
-            obj = doc.obj
-            meta = obj.get("metadata") or {}
-            name = meta.get("name", "")
-            ns = (meta.get("namespace") or args.namespace or "default") if info.namespaced else None
+        for doc, info, obj, ns in todo:
+            name = (obj.get("metadata") or {}).get("name", "")
             try:
                 verb = apply_one(api, info, obj, ns, server_side=args.server_side,
                                  force=args.force_conflicts, dry=dry)

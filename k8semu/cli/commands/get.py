@@ -195,7 +195,7 @@ def print_objects(groups: list[tuple[ResourceInfo, list[dict[str, Any]]]], args:
         except JSONPathError as e:
             return die(str(e))
     elif fmt in ("", "wide"):
-        several = len([g for g in groups if g[1]]) > 1
+        several = len(groups) > 1  # kubectl: several types requested (resource.MultipleTypesRequested)
         first = True
         for info, items in groups:
             if not items:
