@@ -71,13 +71,21 @@ class KubeProxy(Component):
         self._dirty = True
         self._wake.set()
 
+    #: upstream's ``--iptables-min-sync-period``: changes within it share one sync (virtual seconds)
+    min_sync_period = 1.0
+
     async def main(self) -> None:
+        last_sync = -self.min_sync_period
         while True:
             await self._wake.wait()
             self._wake = trio.Event()
             await self.gate()
+            wait = last_sync + self.min_sync_period - self.api.now
+            if wait > 0:
+                await trio.sleep(wait)
             if self._dirty:
                 self.sync()
+                last_sync = self.api.now
 
     def sync(self) -> ProxyTable:
         """Rebuild the table from the caches now (upstream ``syncProxyRules``)."""
