@@ -35,6 +35,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
+    except BrokenPipeError:
+        # the reader went away (`k8semu timeline | head`): stop quietly, as kubectl does
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (FileNotFoundError, FileExistsError, ConfigError, ValueError) as e:
         return die(str(e))
     except LogFormatError as e:

@@ -52,7 +52,11 @@ def _pod_problem(api: APIServer, pod: dict[str, Any]) -> str | None:
             extra = f" (restarts: {restarts})" if restarts else ""
             return f"{waiting['reason']}{extra}" + (f": {msg}" if msg else "")
     if phase == "Failed":
-        return f"Failed: {status.get('reason', '')} {status.get('message', '')}".rstrip()
+        why = status.get("reason") or next(
+            (((cs.get("state") or {}).get("terminated") or {}).get("reason")
+             for cs in status.get("containerStatuses") or []
+             if ((cs.get("state") or {}).get("terminated") or {}).get("reason")), "")
+        return f"Failed: {why} {status.get('message', '')}".rstrip()
     if phase == "Pending":
         for c in status.get("conditions") or []:
             if c.get("type") == "PodScheduled" and c.get("status") == "False":
@@ -122,7 +126,10 @@ def summarize(api: APIServer, applied: list[tuple[ResourceInfo, str | None, str]
             out.append(Outcome(label, problem is None, phase if problem is None else problem))
         elif kind == "Service":
             ip = spec.get("clusterIP", "")
-            out.append(Outcome(label, True, f"ClusterIP {ip}" + _endpoint_text(api, obj)))
+            ports = ",".join(f"{p['port']}:{p['nodePort']}" for p in spec.get("ports") or [] if p.get("nodePort"))
+            typ = spec.get("type", "ClusterIP")
+            head = f"ClusterIP {ip}" if typ == "ClusterIP" else f"{typ} {ports}, ClusterIP {ip}".replace("  ", " ")
+            out.append(Outcome(label, True, head + _endpoint_text(api, obj)))
         elif kind == "PersistentVolumeClaim":
             phase = status.get("phase", "Pending")
             out.append(Outcome(label, phase == "Bound", phase))

@@ -148,9 +148,12 @@ class APIApp:
     """
 
     def __init__(self, api: Any, tokens: dict[str, UserInfo], *, speed: float = 1.0,
-                 server_address: str = "127.0.0.1:6443") -> None:
+                 server_address: str = "127.0.0.1:6443", unauthenticated: UserInfo | None = None) -> None:
         self.api = api
         self.tokens = dict(tokens)
+        # plain-HTTP serving on loopback: kubectl sends no token over http://, so requests
+        # without one act as this user, as kube-apiserver's old insecure port did (no authn/authz)
+        self.unauthenticated = unauthenticated
         self.speed = speed
         self.server_address = server_address
         self.shutting_down = trio.Event()
@@ -189,14 +192,15 @@ class APIApp:
 
     # ------------------------------------------------------------------ auth
     def authenticate(self, req: _Request) -> UserInfo:
-        """The request's user: its bearer token's, else ``system:anonymous``.
+        """The request's user: its bearer token's, else ``system:anonymous`` (with
+        ``--insecure-http``, the admin, as the old insecure port).
 
         Raises:
             Unauthorized: a token (or another scheme) that is not known.
         """
         auth = req.headers.get("authorization")
         if not auth:
-            return anonymous()
+            return self.unauthenticated or anonymous()
         scheme, _, token = auth.partition(" ")
         if scheme.lower() != "bearer" or token.strip() not in self.tokens:
             raise errors.Unauthorized()

@@ -60,7 +60,10 @@ async def serve_api(
     from hypercorn.trio import serve
 
     cfg = hypercorn_config(host, port, creds, speed)
-    app = APIApp(api, tokens, speed=speed, server_address=f"{host}:{port}")
+    from ..api.auth import admin
+
+    app = APIApp(api, tokens, speed=speed, server_address=f"{host}:{port}",
+                 unauthenticated=admin() if creds is None else None)
 
     async def trigger() -> None:
         if shutdown_trigger is None:

@@ -93,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
             docs.extend(load_manifests(f, recursive=args.recursive))
     except ManifestError as e:
         return die(str(e))
+    if not docs:
+        return die("no objects passed to apply")
     cluster = open_cluster(args, create=True)
     t0 = cluster.time
     dry = args.dry_run != "none"
