@@ -29,6 +29,7 @@ ignored (they belong to the scheduling queue).
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -52,6 +53,20 @@ def zone_key(node: Mapping[str, Any]) -> str:
     return f"{region}:\x00:{zone}"
 
 
+def _place_sorted(idx: list[int], nodes: list[NodeInfo], pos: int, i: int, ni: NodeInfo | None) -> None:
+    """Keep ``idx`` (sorted) and the parallel ``nodes`` in step: put ``ni`` at index ``i``
+    (``pos`` is ``bisect_left(idx, i)``), or drop index ``i`` when ``ni`` is None."""
+    present = pos < len(idx) and idx[pos] == i
+    if ni is None:
+        if present:
+            del idx[pos], nodes[pos]
+    elif present:
+        nodes[pos] = ni
+    else:
+        idx.insert(pos, i)
+        nodes.insert(pos, ni)
+
+
 def _obj_key(obj: Mapping[str, Any]) -> str:
     meta = obj.get("metadata") or {}
     ns = meta.get("namespace")
@@ -70,6 +85,8 @@ class Snapshot:
         image_num_nodes: ``{normalised image: number of nodes that have it}``.
         objects: ``{kind: {"ns/name" or "name": object}}`` for the kinds in
             :meth:`Cache.upsert_object`.
+        any_tainted / any_unschedulable: whether any node has taints / is cordoned
+            (lets the taint and cordon checks skip a whole cycle).
     """
 
     node_infos: list[NodeInfo]
@@ -78,6 +95,8 @@ class Snapshot:
     have_pods_with_required_anti_affinity: list[NodeInfo] = field(default_factory=list)
     image_num_nodes: Mapping[str, int] = field(default_factory=dict)
     objects: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
+    any_tainted: bool = True
+    any_unschedulable: bool = True
 
     @classmethod
     def of(cls, nodes: list[Mapping[str, Any]], pods: list[Mapping[str, Any]] = (),
@@ -147,8 +166,12 @@ class Cache:
         self._objects_dirty = True
         self._last: Snapshot | None = None
         self._index: dict[str, int] = {}
-        self._aff: dict[str, None] = {}
-        self._anti: dict[str, None] = {}
+        self._tainted: dict[str, None] = {}
+        self._cordoned: dict[str, None] = {}
+        # sorted node-tree indices of the nodes in the last snapshot's
+        # have_pods_with_affinity / have_pods_with_required_anti_affinity lists
+        self._aff_idx: list[int] = []
+        self._anti_idx: list[int] = []
 
     # --- copy-on-write plumbing -------------------------------------------
     def _writable(self, name: str) -> NodeInfo:
@@ -174,6 +197,7 @@ class Cache:
         ni.set_node(new)
         ni.generation += 1
         self._count_images(ni, 1)
+        self._flag(name, ni)
         zone = zone_key(new)
         if self._node_zone.get(name) != zone:
             self._tree_remove(name)
@@ -190,11 +214,25 @@ class Cache:
         if ni.node is not None:
             self._count_images(ni, -1)
         ni.set_node(None)
+        self._flag(name, ni)
         self._tree_remove(name)
         if not ni.pods:
             del self._nodes[name]
             self._dirty.pop(name, None)
         self._order_dirty = True
+
+    def _flag(self, name: str, ni: NodeInfo) -> None:
+        before = (bool(self._tainted), bool(self._cordoned))
+        if ni.taints:
+            self._tainted[name] = None
+        else:
+            self._tainted.pop(name, None)
+        if ni.unschedulable:
+            self._cordoned[name] = None
+        else:
+            self._cordoned.pop(name, None)
+        if before != (bool(self._tainted), bool(self._cordoned)):
+            self._objects_dirty = True  # forces a new Snapshot with the new flags
 
     def _tree_remove(self, name: str) -> None:
         zone = self._node_zone.pop(name, None)
@@ -327,7 +365,8 @@ class Cache:
 
     # --- snapshots -------------------------------------------------------------------
     def snapshot(self) -> Snapshot:
-        """An immutable view for one scheduling cycle; cost O(changed nodes) after the first."""
+        """An immutable view for one scheduling cycle; cost O(changed nodes) after the first
+        (plus a C-level copy of the node list and name map when something changed)."""
         last = self._last
         dirty = self._dirty
         if last is None or self._order_dirty:
@@ -335,38 +374,42 @@ class Cache:
             infos = [self._nodes[n] for n in order]
             self._index = {n: i for i, n in enumerate(order)}
             by_name = dict(zip(order, infos))
-            aff_changed = True
-            self._aff = {n: None for n in order if any(p.has_affinity for p in self._nodes[n].pods)}
-            self._anti = {n: None for n in order if any(p.required_anti_affinity for p in self._nodes[n].pods)}
+            aff_idx = [i for i, ni in enumerate(infos) if any(p.has_affinity for p in ni.pods)]
+            anti_idx = [i for i, ni in enumerate(infos) if any(p.required_anti_affinity for p in ni.pods)]
+            self._aff_idx, self._anti_idx = aff_idx, anti_idx
+            aff = [infos[i] for i in aff_idx]
+            anti = [infos[i] for i in anti_idx]
+        elif not dirty:
+            infos, by_name = last.node_infos, last.by_name
+            aff, anti = last.have_pods_with_affinity, last.have_pods_with_required_anti_affinity
         else:
             infos = list(last.node_infos)
             by_name = dict(last.by_name)
-            aff_changed = False
+            aff, anti = last.have_pods_with_affinity, last.have_pods_with_required_anti_affinity
+            aff_copied = anti_copied = False
             for name in dirty:
                 i = self._index.get(name)
                 if i is None:
                     continue
                 ni = self._nodes[name]
                 infos[i] = by_name[name] = ni
-                aff_changed = True if (name in self._aff or name in self._anti) else aff_changed
-                has_aff = any(p.has_affinity for p in ni.pods)
-                has_anti = any(p.required_anti_affinity for p in ni.pods)
-                if has_aff != (name in self._aff) or has_anti != (name in self._anti):
-                    aff_changed = True
-                    if has_aff:
-                        self._aff[name] = None
-                    else:
-                        self._aff.pop(name, None)
-                    if has_anti:
-                        self._anti[name] = None
-                    else:
-                        self._anti.pop(name, None)
-        if aff_changed or last is None:
-            idx = self._index
-            aff = [by_name[n] for n in sorted(self._aff, key=idx.__getitem__)]
-            anti = [by_name[n] for n in sorted(self._anti, key=idx.__getitem__)]
-        else:
-            aff, anti = last.have_pods_with_affinity, last.have_pods_with_required_anti_affinity
+                has_aff = has_anti = False
+                for p in ni.pods:
+                    if p.has_affinity:
+                        has_aff = True
+                        if p.required_anti_affinity:
+                            has_anti = True
+                            break
+                pos = bisect_left(self._aff_idx, i)
+                if has_aff or (pos < len(self._aff_idx) and self._aff_idx[pos] == i):
+                    if not aff_copied:
+                        aff, self._aff_idx, aff_copied = list(aff), list(self._aff_idx), True
+                    _place_sorted(self._aff_idx, aff, pos, i, ni if has_aff else None)
+                pos = bisect_left(self._anti_idx, i)
+                if has_anti or (pos < len(self._anti_idx) and self._anti_idx[pos] == i):
+                    if not anti_copied:
+                        anti, self._anti_idx, anti_copied = list(anti), list(self._anti_idx), True
+                    _place_sorted(self._anti_idx, anti, pos, i, ni if has_anti else None)
         if self._objects_dirty or last is None:
             objects = {k: dict(v) for k, v in self._objects.items()}
             images = dict(self._images)
@@ -375,7 +418,10 @@ class Cache:
         self._dirty = {}
         self._order_dirty = False
         self._objects_dirty = False
-        snap = Snapshot(infos, by_name, aff, anti, images, objects)
+        if (last is not None and infos is last.node_infos and aff is last.have_pods_with_affinity
+                and anti is last.have_pods_with_required_anti_affinity and objects is last.objects):
+            return last
+        snap = Snapshot(infos, by_name, aff, anti, images, objects, bool(self._tainted), bool(self._cordoned))
         self._last = snap
         return snap
 

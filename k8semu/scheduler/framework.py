@@ -21,6 +21,16 @@ runs PostFilter (DefaultPreemption) and returns a :class:`FitError` whose
 mutates the snapshot or the pod; the caller assumes the pod in the cache,
 deletes preemption victims and binds.
 
+Hot path. Plugins may also offer batch forms — ``filter_nodes`` (a verdict per
+node of a batch), ``score_nodes`` and ``normalize_scores`` (plain lists instead
+of :class:`NodeScore` objects) — which must give exactly what the per-node forms
+give. When no pod is nominated the Filter loop runs in batches of as many
+nodes as feasible ones are still wanted (so it stops where the node-by-node
+loop would), each plugin seeing only the nodes the plugins before it accepted;
+the Score loop always uses the batch forms where they exist. Decisions,
+messages and explanations are the same either way (``tests/test_scheduler_placements.py``
+pins them).
+
 Every result carries the raw material for an ``explain-scheduling`` report
 (:meth:`ScheduleResult.explanation`): per node the Filter verdict and the
 rejecting plugin, per plugin the raw, normalised and weighted scores.
@@ -28,8 +38,12 @@ rejecting plugin, per plugin the raw, normalised and weighted scores.
 
 from __future__ import annotations
 
+import copy
 import enum
 import random
+from collections.abc import MutableMapping
+from itertools import repeat
+from operator import add, mul
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
@@ -69,9 +83,11 @@ __all__ = [
     "ScheduleResult",
     "NodeExplanation",
     "Explanation",
+    "Explanations",
     "num_feasible_nodes_to_find",
     "select_host",
     "default_normalize_score",
+    "default_normalize_scores",
     "new_frameworks",
     "ERR_NO_NODES_AVAILABLE",
 ]
@@ -255,6 +271,10 @@ class FilterPlugin(Protocol):
 
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None: ...
 
+    # optional batch form, used when no pods are nominated:
+    # filter_nodes(state, pod, nodes: list[NodeInfo]) -> list[Status | None] | None
+    # returns, per node, exactly what ``filter`` would (None = the whole batch passes).
+
 
 class PostFilterPlugin(Protocol):
     name: str
@@ -275,6 +295,9 @@ class ScorePlugin(Protocol):
     def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]: ...
 
     # optional: normalize_score(state, pod, scores: list[NodeScore]) -> Status | None
+    # optional batch forms (must give exactly what the per-node forms give):
+    # score_nodes(state, pod, nodes: list[NodeInfo]) -> list[int]   (scores never fail)
+    # normalize_scores(state, pod, names: list[str], scores: list[int]) -> list[int]
 
 
 class ReservePlugin(Protocol):
@@ -351,6 +374,16 @@ def default_normalize_score(max_priority: int, reverse: bool, scores: list[NodeS
         s.score = max_priority - v if reverse else v
 
 
+def default_normalize_scores(max_priority: int, reverse: bool, scores: list[int]) -> list[int]:
+    """:func:`default_normalize_score` on a plain list of scores; returns the new list."""
+    max_count = max(scores, default=0)
+    if max_count == 0:
+        return [max_priority] * len(scores) if reverse else list(scores)
+    if reverse:
+        return [max_priority - max_priority * s // max_count for s in scores]
+    return [max_priority * s // max_count for s in scores]
+
+
 def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
     """How many feasible nodes to look for (upstream ``numFeasibleNodesToFind``).
 
@@ -370,19 +403,38 @@ def select_host(names: Sequence[str], totals: Sequence[int], rng: random.Random)
     (each of the k tied nodes wins with probability 1/k, as upstream ``selectHost``).
     Returns (name, number of nodes tied at the top).
 
+    The k-th tie draws ``rng.randrange(k)``; for a plain ``random.Random`` the draw is
+    inlined (the same ``getrandbits`` calls ``randrange`` makes), so the choice for a
+    given seed does not depend on the fast path.
+
     Raises:
         ValueError: ``names`` is empty ("empty priorityList").
     """
     if not names:
         raise ValueError("empty priorityList")
+    inline = (type(rng).randrange is random.Random.randrange
+              and type(rng)._randbelow is random.Random._randbelow_with_getrandbits)
+    getrandbits = rng.getrandbits
     best, selected, count = totals[0], names[0], 1
-    for name, total in zip(names[1:], totals[1:]):
+    k, limit = 1, 2  # count.bit_length() and the count at which it grows
+    i = 0
+    for total in totals:
         if total > best:
-            best, selected, count = total, name, 1
-        elif total == best:
+            best, selected, count, k, limit = total, names[i], 1, 1, 2
+        elif total == best and i:
             count += 1
-            if rng.randrange(count) == 0:
-                selected = name
+            if count == limit:
+                k += 1
+                limit <<= 1
+            if inline:
+                r = getrandbits(k)
+                while r >= count:
+                    r = getrandbits(k)
+            else:
+                r = rng.randrange(count)
+            if r == 0:
+                selected = names[i]
+        i += 1
     return selected, count
 
 
@@ -538,6 +590,43 @@ class ScheduleResult:
                                          total=sum(v[2] for v in scores.values())))
         return Explanation(self._pod, self._num_all, self._num_to_find, self._start, tuple(nodes),
                            dict(self._weights), self.suggested_host, self._tied, self.message())
+
+
+class Explanations(MutableMapping):
+    """``{key: Explanation}`` that builds each :class:`Explanation` only when it is read.
+
+    Building an explanation (one record per evaluated node, with every plugin's scores)
+    costs more than the scheduling cycle itself, and most are never looked at. Values
+    are stored with :meth:`record` as the :class:`ScheduleResult` minus its cycle
+    state (so no snapshot is kept alive) and turned into an Explanation on first read.
+    """
+
+    def __init__(self) -> None:
+        self._data: dict[str, Any] = {}
+
+    def record(self, key: str, result: ScheduleResult) -> None:
+        """Keep ``result``'s explanation under ``key`` (built lazily)."""
+        kept = copy.copy(result)
+        kept.state = None
+        self._data[key] = kept
+
+    def __getitem__(self, key: str) -> Explanation:
+        v = self._data[key]
+        if isinstance(v, ScheduleResult):
+            v = self._data[key] = v.explanation()
+        return v
+
+    def __setitem__(self, key: str, value: Explanation) -> None:
+        self._data[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self._data[key]
+
+    def __iter__(self):
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
 
 
 # --- the framework ---------------------------------------------------------------------------
@@ -795,11 +884,14 @@ class Framework:
         res._start = start
         feasible: list[NodeInfo] = []
         order = res._order = [name for name in statuses]
-        has_nominator = state.nominator is not None
+        nominator = state.nominator
+        has_nominator = nominator is not None
         run = self.run_filter_with_nominated_pods if has_nominator else self.run_filter
         if not self.filter_plugins:
             feasible = [nodes[(start + i) % n] for i in range(min(to_find, n))]
             order += [ni.name for ni in feasible]
+        elif not has_nominator or not getattr(nominator, "has_nominated_pods", lambda: True)():
+            feasible = self._filter_batched(state, pod, nodes, start, to_find, diagnosis, order, res)
         else:
             for i in range(n):
                 ni = nodes[(start + i) % n]
@@ -817,6 +909,92 @@ class Framework:
                     diagnosis.add_plugin_status(st)
         processed = len(feasible) + len(statuses)
         self.next_start_node_index = (self.next_start_node_index + processed) % n
+        return feasible
+
+    def _filter_batched(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], start: int,
+                        to_find: int, diagnosis: Diagnosis, order: list[str],
+                        res: ScheduleResult) -> list[NodeInfo]:
+        """The Filter loop in batches: same verdicts, order and stopping point as the
+        node-by-node loop, but each plugin sees a whole batch (``filter_nodes``).
+
+        A batch holds as many nodes as feasible ones are still wanted, so it never runs
+        past the node where the node-by-node loop would have stopped; each plugin only
+        sees the batch's nodes the plugins before it accepted. A batch with an Error
+        status is redone node by node, so the error is the one that loop would report.
+        """
+        statuses = diagnosis.node_to_status
+        skip = state.skip_filter_plugins
+        plugins = [pl for pl in self.filter_plugins if not (skip and pl.name in skip)]
+        batchers = [getattr(pl, "filter_nodes", None) for pl in plugins]
+        n = len(nodes)
+        ring = nodes[start:] + nodes[:start] if start else nodes
+        feasible: list[NodeInfo] = []
+        pos = 0
+        while pos < n and len(feasible) < to_find:
+            chunk = ring[pos:pos + (to_find - len(feasible))]
+            pos += len(chunk)
+            cand = chunk
+            rejected: dict[str, Status] | None = None
+            for pl, batch in zip(plugins, batchers):
+                if batch is not None:
+                    out = batch(state, pod, cand)
+                    if out is None or out.count(None) == len(out):
+                        continue
+                else:
+                    f = pl.filter
+                    out = [f(state, pod, ni) for ni in cand]
+                keep = []
+                tagged: dict[int, tuple[Status, Status]] = {}  # id(status) -> (status, with plugin)
+                for ni, st in zip(cand, out):
+                    if st is None or st.code == Code.SUCCESS:
+                        keep.append(ni)
+                        continue
+                    t = tagged.get(id(st))
+                    if t is None:
+                        if not st.is_rejected():
+                            # an Error: let the node-by-node loop find and report the first one
+                            return self._filter_one_by_one(state, pod, ring, pos - len(chunk), n, to_find,
+                                                           feasible, diagnosis, order, res)
+                        t = tagged[id(st)] = (st, st.with_plugin(pl.name))
+                        diagnosis.add_plugin_status(t[1])
+                    if rejected is None:
+                        rejected = {}
+                    rejected[ni.name] = t[1]
+                cand = keep
+                if not cand:
+                    break
+            names = [ni.name for ni in chunk]
+            order += names
+            if rejected:
+                if len(rejected) == len(names):
+                    statuses.update((name, rejected[name]) for name in names)
+                else:
+                    for name in names:
+                        st = rejected.get(name)
+                        if st is not None:
+                            statuses[name] = st
+            feasible += cand
+        return feasible
+
+    def _filter_one_by_one(self, state: CycleState, pod: PodInfo, ring: list[NodeInfo], pos: int, n: int,
+                           to_find: int, feasible: list[NodeInfo], diagnosis: Diagnosis, order: list[str],
+                           res: ScheduleResult) -> list[NodeInfo]:
+        statuses = diagnosis.node_to_status
+        while pos < n:
+            ni = ring[pos]
+            pos += 1
+            st = self.run_filter(state, pod, ni)
+            order.append(ni.name)
+            if st is None or st.code == Code.SUCCESS:
+                feasible.append(ni)
+                if len(feasible) >= to_find:
+                    break
+            elif st.code == Code.ERROR:
+                res.error = st
+                break
+            else:
+                statuses[ni.name] = st
+                diagnosis.add_plugin_status(st)
         return feasible
 
     def run_post_filter(self, state: CycleState, pod: PodInfo,
@@ -855,16 +1033,22 @@ class Framework:
         for pl in self.score_plugins:
             if pl.name in skipped:
                 continue
-            score = pl.score
-            raw = []
-            for ni in nodes:
-                s, st = score(state, pod, ni)
-                if st is not None and st.code != Code.SUCCESS:
-                    res.error = Status(Code.ERROR, (f'running Score plugin "{pl.name}": {st.message()}',), pl.name)
-                    return names, []
-                raw.append(s)
+            batch = getattr(pl, "score_nodes", None)
+            if batch is not None:
+                raw = batch(state, pod, nodes)
+            else:
+                score = pl.score
+                raw = []
+                for ni in nodes:
+                    s, st = score(state, pod, ni)
+                    if st is not None and st.code != Code.SUCCESS:
+                        res.error = Status(Code.ERROR, (f'running Score plugin "{pl.name}": {st.message()}',), pl.name)
+                        return names, []
+                    raw.append(s)
             norm = raw
-            if hasattr(pl, "normalize_score"):
+            if hasattr(pl, "normalize_scores"):
+                norm = pl.normalize_scores(state, pod, names, raw)
+            elif hasattr(pl, "normalize_score"):
                 scores = [NodeScore(n, s) for n, s in zip(names, raw)]
                 st = pl.normalize_score(state, pod, scores)
                 if not _ok(st):
@@ -872,13 +1056,16 @@ class Framework:
                     return names, []
                 norm = [x.score for x in scores]
             weight = self.score_weights[pl.name]
-            for i, s in enumerate(norm):
-                if not MIN_NODE_SCORE <= s <= MAX_NODE_SCORE:
-                    res.error = Status(Code.ERROR, (
-                        f'applying score defaultWeights on Score plugins: plugin "{pl.name}" returns an invalid score '
-                        f'{s}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing',))
-                    return names, []
-                totals[i] += s * weight
+            if norm and not (MIN_NODE_SCORE <= min(norm) and max(norm) <= MAX_NODE_SCORE):
+                s = next(x for x in norm if not MIN_NODE_SCORE <= x <= MAX_NODE_SCORE)
+                res.error = Status(Code.ERROR, (
+                    f'applying score defaultWeights on Score plugins: plugin "{pl.name}" returns an invalid score '
+                    f'{s}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing',))
+                return names, []
+            if weight == 1:
+                totals = list(map(add, totals, norm))
+            elif any(norm):
+                totals = list(map(add, totals, map(mul, norm, repeat(weight))))
             res._scores[pl.name] = (raw, norm, weight)
         return names, totals
 

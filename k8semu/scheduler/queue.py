@@ -419,6 +419,10 @@ class SchedulingQueue:
         """Pods nominated to ``node_name``, in nomination order."""
         return list(self._nominated.get(node_name, ()))
 
+    def has_nominated_pods(self) -> bool:
+        """Whether any pod is nominated to any node (lets a cycle skip the per-node lookups)."""
+        return bool(self._nominated)
+
     # --- inspection -------------------------------------------------------------------------------
     def pending_pods(self) -> dict[str, list[Mapping[str, Any]]]:
         """``{"active": [...], "backoff": [...], "unschedulable": [...]}`` (active in pop order)."""

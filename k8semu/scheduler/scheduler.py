@@ -36,7 +36,7 @@ from ..client.events import NORMAL, WARNING, EventRecorder
 from ..client.informer import EventHandler
 from . import queue as q
 from .cache import Cache
-from .framework import new_frameworks
+from .framework import Explanations, new_frameworks
 from .queue import SchedulingQueue
 from .types import PodInfo
 
@@ -72,7 +72,7 @@ class Scheduler(Component):
         self.cache = Cache()
         self.sched_queue = SchedulingQueue(first.queue_sort_less(), self._pre_enqueue)
         self.events = EventRecorder(api, self.ctx, "default-scheduler")
-        self.explanations: dict[str, Any] = {}
+        self.explanations = Explanations()  # {pod uid: Explanation}, built when read
         self._kick = trio.Event()
         self.nodes = self.informer("nodes")
         self.pods = self.informer("pods")
@@ -180,7 +180,7 @@ class Scheduler(Component):
         fw = self.frameworks[(pod.get("spec") or {}).get("schedulerName") or "default-scheduler"]
         now = self.api.now
         result = fw.schedule_one(pod, self.cache.snapshot(), self.api.rng, nominator=self.sched_queue)
-        self.explanations[pod["metadata"].get("uid", _key(pod))] = result.explanation()
+        self.explanations.record(pod["metadata"].get("uid", _key(pod)), result)
         host = result.suggested_host
         if host is None:
             self._failed(fw, qpi, pod, result, now)

@@ -21,13 +21,20 @@ NodeInfo as read-only (preemption works on :meth:`NodeInfo.clone`).
 
 Units: cpu in millicores, memory / ephemeral-storage / extended resources as
 integer values (bytes or counts), ``allowed_pod_number`` a count.
+
+Because snapshot NodeInfos never change, work that depends only on a node (and
+on a few facts about the pod) can be kept across cycles: :class:`NodeMemo`
+memoises per-node values (scores, "has room"), :class:`NodeShareSum` keeps sums
+over nodes (topology-pair counts) up to date by looking only at the nodes that
+changed. Quantities are parsed once per distinct string (``_amount``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Mapping
+from operator import attrgetter
+from typing import Any, Mapping, Union
 
 from k8semu.api.quantity import parse_quantity
 from k8semu.api.selectors import LabelSelector, selector_from_label_selector
@@ -49,6 +56,8 @@ __all__ = [
     "pod_requests",
     "is_scalar_resource",
     "normalized_image_name",
+    "NodeMemo",
+    "NodeShareSum",
 ]
 
 CPU, MEMORY, EPHEMERAL_STORAGE, PODS = "cpu", "memory", "ephemeral-storage", "pods"
@@ -76,6 +85,31 @@ def pod_priority(pod: Mapping[str, Any]) -> int:
     return int(p) if p is not None else 0
 
 
+# An amount in the unit pod_requests returns (cpu millicores, the rest whole units): an int
+# when exact, else the exact Fraction (rounded up only after summing, as upstream).
+Amount = Union[int, Fraction]
+_AMOUNTS: dict[tuple[bool, str], Any] = {}
+
+
+def _amount(name: str, v: Any) -> Any:
+    """``v`` (a wire quantity) in millicores for cpu, else in units; memoised per string,
+    so the hot path never parses a quantity twice."""
+    is_cpu = name == CPU
+    if type(v) is str:
+        hit = _AMOUNTS.get((is_cpu, v))
+        if hit is not None:
+            return hit
+    x = parse_quantity(v).value
+    if is_cpu:
+        x = x * 1000
+    out = int(x) if x.denominator == 1 else x
+    if type(v) is str:
+        if len(_AMOUNTS) > 4096:
+            _AMOUNTS.clear()
+        _AMOUNTS[(is_cpu, v)] = out
+    return out
+
+
 def pod_requests(pod: Mapping[str, Any], *, non_missing_defaults: bool = False) -> dict[str, int]:
     """A pod's effective requests, as upstream ``resourcehelper.PodRequests``.
 
@@ -93,45 +127,48 @@ def pod_requests(pod: Mapping[str, Any], *, non_missing_defaults: bool = False) 
     """
     spec = pod.get("spec") or {}
 
-    def reqs_of(c: Mapping[str, Any]) -> dict[str, Fraction]:
+    def reqs_of(c: Mapping[str, Any]) -> dict[str, Amount]:
         raw = (c.get("resources") or {}).get("requests") or {}
-        out = {k: parse_quantity(v).value for k, v in raw.items()}
+        out = {k: _amount(k, v) for k, v in raw.items()}
         if non_missing_defaults:
-            out.setdefault(CPU, Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000))
-            out.setdefault(MEMORY, Fraction(DEFAULT_MEMORY_REQUEST))
+            out.setdefault(CPU, DEFAULT_MILLI_CPU_REQUEST)
+            out.setdefault(MEMORY, DEFAULT_MEMORY_REQUEST)
         return out
 
-    def add(into: dict[str, Fraction], other: Mapping[str, Fraction]) -> None:
+    def add(into: dict[str, Amount], other: Mapping[str, Amount]) -> None:
         for k, v in other.items():
             into[k] = into.get(k, 0) + v
 
-    total: dict[str, Fraction] = {}
-    for c in spec.get("containers") or ():
-        add(total, reqs_of(c))
-    sidecars: dict[str, Fraction] = {}
-    init_max: dict[str, Fraction] = {}
-    for c in spec.get("initContainers") or ():
-        r = reqs_of(c)
-        if c.get("restartPolicy") == "Always":
-            add(total, r)
-            add(sidecars, r)
-            use = dict(sidecars)
-        else:
-            use = dict(r)
-            add(use, sidecars)
-        for k, v in use.items():
-            init_max[k] = max(init_max.get(k, v), v)
-    for k, v in init_max.items():
-        if k not in total or v > total[k]:
-            total[k] = v
-    for k, v in (spec.get("overhead") or {}).items():
-        total[k] = total.get(k, 0) + parse_quantity(v).value
-    return {k: _round_up(k, v) for k, v in total.items()}
-
-
-def _round_up(name: str, v: Fraction) -> int:
-    scaled = v * 1000 if name == CPU else v
-    return -(-scaled.numerator // scaled.denominator)  # ceil, as Quantity.Value/MilliValue
+    total: dict[str, Amount] = {}
+    containers = spec.get("containers") or ()
+    if len(containers) == 1:
+        total = reqs_of(containers[0])
+    else:
+        for c in containers:
+            add(total, reqs_of(c))
+    init_containers = spec.get("initContainers")
+    if init_containers:
+        sidecars: dict[str, Amount] = {}
+        init_max: dict[str, Amount] = {}
+        for c in init_containers:
+            r = reqs_of(c)
+            if c.get("restartPolicy") == "Always":
+                add(total, r)
+                add(sidecars, r)
+                use = dict(sidecars)
+            else:
+                use = dict(r)
+                add(use, sidecars)
+            for k, v in use.items():
+                init_max[k] = max(init_max.get(k, v), v)
+        for k, v in init_max.items():
+            if k not in total or v > total[k]:
+                total[k] = v
+    overhead = spec.get("overhead")
+    if overhead:
+        for k, v in overhead.items():
+            total[k] = total.get(k, 0) + _amount(k, v)
+    return {k: (v if type(v) is int else -(-v.numerator // v.denominator)) for k, v in total.items()}
 
 
 @dataclass(slots=True)
@@ -326,10 +363,15 @@ class NodeInfo:
         used_ports: ``{(ip, protocol, port): count}``.
         images: ``{normalised image name: size bytes}`` from ``status.images``.
         generation: bumped on every change (the cache's snapshot bookkeeping).
+        unschedulable: the node's ``spec.unschedulable``.
+        free_cpu / free_memory / free_ephemeral_storage / free_pods: allocatable minus
+            requested (millicores, bytes, bytes, pod slots), kept in step with the
+            pods so the Filter hot path reads one attribute per check.
     """
 
     __slots__ = ("node", "name", "pods", "requested", "non_zero_cpu", "non_zero_memory",
-                 "allocatable", "used_ports", "images", "generation", "labels", "taints")
+                 "allocatable", "used_ports", "images", "generation", "labels", "taints",
+                 "unschedulable", "free_cpu", "free_memory", "free_ephemeral_storage", "free_pods")
 
     def __init__(self, name: str, node: Mapping[str, Any] | None = None) -> None:
         self.name = name
@@ -344,18 +386,31 @@ class NodeInfo:
         self.images: dict[str, int] = {}
         self.labels: Mapping[str, str] = {}
         self.taints: tuple[Mapping[str, Any], ...] = ()
+        self.unschedulable = False
+        self.free_cpu = self.free_memory = self.free_ephemeral_storage = self.free_pods = 0
         if node is not None:
             self.set_node(node)
+
+    def _refresh_free(self) -> None:
+        a, r = self.allocatable, self.requested
+        self.free_cpu = a.milli_cpu - r.milli_cpu
+        self.free_memory = a.memory - r.memory
+        self.free_ephemeral_storage = a.ephemeral_storage - r.ephemeral_storage
+        self.free_pods = a.allowed_pod_number - len(self.pods)
 
     def set_node(self, node: Mapping[str, Any] | None) -> None:
         """Replace the Node object (allocatable, labels, taints, images recomputed)."""
         self.node = node
         if node is None:
             self.allocatable, self.images, self.labels, self.taints = Resource(), {}, {}, ()
+            self.unschedulable = False
+            self._refresh_free()
             return
         self.allocatable = Resource.from_quantities((node.get("status") or {}).get("allocatable"))
         self.labels = (node.get("metadata") or {}).get("labels") or {}
         self.taints = tuple((node.get("spec") or {}).get("taints") or ())
+        self.unschedulable = bool((node.get("spec") or {}).get("unschedulable"))
+        self._refresh_free()
         images: dict[str, int] = {}
         for img in (node.get("status") or {}).get("images") or ():
             for n in img.get("names") or ():
@@ -397,6 +452,7 @@ class NodeInfo:
             else:
                 self.used_ports.pop(port, None)
         self.generation += 1
+        self._refresh_free()
 
     def clone(self) -> "NodeInfo":
         """A copy whose pod list and sums can be changed independently."""
@@ -409,10 +465,117 @@ class NodeInfo:
         c.allocatable, c.images = self.allocatable, self.images
         c.labels, c.taints = self.labels, self.taints
         c.generation = self.generation
+        c.unschedulable = self.unschedulable
+        c.free_cpu, c.free_memory = self.free_cpu, self.free_memory
+        c.free_ephemeral_storage, c.free_pods = self.free_ephemeral_storage, self.free_pods
         return c
 
     def __repr__(self) -> str:
         return f"NodeInfo({self.name!r}, pods={len(self.pods)})"
+
+
+_GENERATION = attrgetter("generation")
+
+
+class NodeMemo:
+    """Memoises a pure function of a :class:`NodeInfo` (and of a hashable ``key`` that
+    stands for everything else it reads, e.g. the pod's requests) across cycles.
+
+    A snapshot's NodeInfos are never changed (the cache clones a node before changing
+    it), so between two cycles only the nodes that got or lost a pod are computed
+    again. Each entry also records the NodeInfo's ``generation``: a NodeInfo changed in
+    place (a preemption clone) is recomputed. The lookups run as C-level ``map`` calls,
+    which is what makes a memo hit cheaper than recomputing a few integer comparisons.
+    Only the latest NodeInfo of each node name is kept, and at most ``keys`` keys
+    (least recently added dropped first), so the memo stays as small as the cluster.
+    """
+
+    __slots__ = ("_by_key", "_keys")
+
+    def __init__(self, keys: int = 8) -> None:
+        # key -> (value by NodeInfo, generation by NodeInfo, latest NodeInfo by node name)
+        self._by_key: dict[Any, tuple[dict[NodeInfo, Any], dict[NodeInfo, int], dict[str, NodeInfo]]] = {}
+        self._keys = keys
+
+    def map(self, key: Any, nodes: list[NodeInfo], compute: Any) -> list[Any]:
+        """``[compute(ni) for ni in nodes]``, from the memo where possible (``compute``
+        must never return None)."""
+        entry = self._by_key.get(key)
+        if entry is None:
+            if len(self._by_key) >= self._keys:
+                del self._by_key[next(iter(self._by_key))]
+            entry = self._by_key[key] = ({}, {}, {})
+        values, gens, latest = entry
+        out = list(map(values.get, nodes))
+        now = list(map(_GENERATION, nodes))
+        if list(map(gens.get, nodes, now)) != now:
+            for i, ni in enumerate(nodes):
+                if gens.get(ni, ni.generation) != ni.generation:
+                    out[i] = None
+        i = -1
+        try:
+            while True:
+                i = out.index(None, i + 1)
+                ni = nodes[i]
+                v = out[i] = compute(ni)
+                old = latest.get(ni.name)
+                if old is not None and old is not ni:
+                    del values[old], gens[old]
+                latest[ni.name] = ni
+                values[ni] = v
+                gens[ni] = ni.generation
+        except ValueError:
+            pass
+        return out
+
+
+class NodeShareSum:
+    """The sum over a list of NodeInfos of each node's *share* — a tuple of
+    ``(pair, n)`` — kept up to date across cycles (upstream recomputes such counts every
+    cycle, in parallel; this does it incrementally, like ``UpdateSnapshot``).
+
+    Between two snapshots only the nodes that changed are new NodeInfo objects, so
+    :meth:`total` subtracts the shares of the NodeInfos that left the list and adds
+    those of the ones that joined: O(changed nodes) Python work plus two C-level set
+    differences. ``key`` stands for everything else ``share`` reads; the sums of the
+    ``keys`` most recently used keys are kept. The returned dict (``{pair: sum}``,
+    holding exactly the pairs some node contributed to) is shared: copy it before
+    changing it. Its iteration order is not meaningful (callers only look pairs up).
+    """
+
+    __slots__ = ("_states", "_keys")
+
+    def __init__(self, keys: int = 4) -> None:
+        # key -> [nodes, shares by node, sum by pair, contributions by pair]
+        self._states: dict[Any, list[Any]] = {}
+        self._keys = keys
+
+    def total(self, key: Any, nodes: list[NodeInfo], share: Any) -> dict[Any, int]:
+        st = self._states.pop(key, None)
+        if st is None:
+            if len(self._states) >= self._keys:
+                del self._states[next(iter(self._states))]
+            st = [set(), {}, {}, {}]
+        self._states[key] = st
+        prev, shares, total, refs = st
+        cur = set(nodes)
+        for ni in prev - cur:
+            for pair, n in shares.pop(ni, ()):
+                left = refs[pair] - 1
+                if left:
+                    refs[pair] = left
+                    total[pair] -= n
+                else:
+                    del refs[pair], total[pair]
+        for ni in cur - prev:
+            sh = share(ni)
+            if sh:
+                shares[ni] = sh
+                for pair, n in sh:
+                    refs[pair] = refs.get(pair, 0) + 1
+                    total[pair] = total.get(pair, 0) + n
+        st[0] = cur
+        return total
 
 
 def normalized_image_name(name: str) -> str:

@@ -38,3 +38,10 @@ class NodeResourcesBalancedAllocation:
         if reqs is None:
             reqs = self.scorer.pod_request_list(pod)
         return self.scorer.score(node_info, reqs), None
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
+        """:meth:`score` for every node."""
+        reqs = state.read(_PRE_SCORE_KEY)
+        if reqs is None:
+            reqs = self.scorer.pod_request_list(pod)
+        return self.scorer.score_nodes(nodes, reqs)

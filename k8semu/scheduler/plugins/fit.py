@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ..framework import CycleState, PreFilterResult, Status
-from ..types import NodeInfo, PodInfo
+from ..types import NodeInfo, NodeMemo, PodInfo
 from .resource_allocation import (ResourceAllocationScorer, least_allocated, most_allocated,
                                   requested_to_capacity_ratio)
 
@@ -90,6 +90,7 @@ class NodeResourcesFit:
         else:
             raise ValueError(f"scoring strategy {kind} is not supported")
         self.strategy = kind
+        self._memo = NodeMemo()
         self.scorer = ResourceAllocationScorer(resources, scorer, use_requested=False)
 
     def pre_filter(self, state: CycleState, pod: PodInfo) -> tuple[PreFilterResult | None, Status | None]:
@@ -98,6 +99,21 @@ class NodeResourcesFit:
     def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
         reasons = insufficient_resources(pod, node_info, self.ignored, self.ignored_groups)
         return Status.unschedulable(*reasons) if reasons else None
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> list[Status | None] | None:
+        """:meth:`filter` for a batch: a node with room for every requested resource (read
+        from its ``free_*`` sums) passes without building a reason list; any other
+        node gets the full check."""
+        req = pod.requests
+        if req.scalar:
+            return [self.filter(state, pod, ni) for ni in nodes]
+        pc, pm, pe = req.milli_cpu, req.memory, req.ephemeral_storage
+        roomy = self._memo.map((pc, pm, pe), nodes, lambda ni: (
+            ni.free_pods > 0 and ni.free_cpu >= pc and ni.free_memory >= pm and ni.free_ephemeral_storage >= pe))
+        if False not in roomy:
+            return None
+        flt = self.filter
+        return [None if ok else flt(state, pod, ni) for ni, ok in zip(nodes, roomy)]
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         state.write(_PRE_SCORE_KEY, self.scorer.pod_request_list(pod))
@@ -108,3 +124,10 @@ class NodeResourcesFit:
         if reqs is None:
             reqs = self.scorer.pod_request_list(pod)
         return self.scorer.score(node_info, reqs), None
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
+        """:meth:`score` for every node."""
+        reqs = state.read(_PRE_SCORE_KEY)
+        if reqs is None:
+            reqs = self.scorer.pod_request_list(pod)
+        return self.scorer.score_nodes(nodes, reqs)

@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ..framework import MAX_NODE_SCORE, CycleState, NodeScore, PreFilterResult, Status
-from ..types import AffinityTerm, NodeInfo, PodInfo
+from ..types import AffinityTerm, NodeInfo, NodeMemo, NodeShareSum, PodInfo
 
 __all__ = ["NAME", "InterPodAffinity", "ERR_REASON_AFFINITY_RULES_NOT_MATCH",
            "ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH", "ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH"]
@@ -39,6 +39,8 @@ ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't satisfy exis
 ERR_REASON_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod affinity rules"
 ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affinity rules"
 _PRE_FILTER_KEY = "PreFilter" + NAME
+_ANTI_REJECT = Status.unschedulable(ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
+_EXISTING_REJECT = Status.unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
 _PRE_SCORE_KEY = "PreScore" + NAME
 
 
@@ -57,7 +59,7 @@ def _resolve_namespaces(term: AffinityTerm, snapshot: Any) -> AffinityTerm:
 
 
 class _PreFilterState:
-    __slots__ = ("existing_anti", "affinity", "anti", "ns_labels", "req_aff", "req_anti")
+    __slots__ = ("existing_anti", "affinity", "anti", "ns_labels", "req_aff", "req_anti", "positive")
 
     def __init__(self) -> None:
         self.existing_anti: dict[tuple[str, str], int] = {}
@@ -66,12 +68,17 @@ class _PreFilterState:
         self.ns_labels: Mapping[str, str] = {}
         self.req_aff: tuple[AffinityTerm, ...] = ()
         self.req_anti: tuple[AffinityTerm, ...] = ()
+        self.positive: bool | None = None  # every count > 0 (filter_nodes' fast path); None: unknown
 
     def clone(self) -> "_PreFilterState":
         c = _PreFilterState()
         c.existing_anti, c.affinity, c.anti = dict(self.existing_anti), dict(self.affinity), dict(self.anti)
         c.ns_labels, c.req_aff, c.req_anti = self.ns_labels, self.req_aff, self.req_anti
         return c
+
+
+def _items(m: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted(m.items()))
 
 
 def _bump(counts: dict[tuple[str, str], int], pair: tuple[str, str], delta: int) -> None:
@@ -114,6 +121,12 @@ class InterPodAffinity:
         w = args.get("hardPodAffinityWeight")
         self.hard_weight = 1 if w is None else int(w)
         self.ignore_existing_preferred = bool(args.get("ignorePreferredTermsOfExistingPods"))
+        # per-node contributions to the counts, memoised across cycles (see NodeMemo): a
+        # node's share depends only on the node and on what the key holds
+        self._existing_sum = NodeShareSum()
+        self._affinity_sum = NodeShareSum()
+        self._anti_sum = NodeShareSum()
+        self._score_memo = NodeMemo()
 
     # --- filtering ---------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: PodInfo) -> tuple[PreFilterResult | None, Status | None]:
@@ -122,18 +135,43 @@ class InterPodAffinity:
         s.ns_labels = snapshot.namespace_labels(pod.namespace) or {}
         s.req_aff = tuple(_resolve_namespaces(t, snapshot) for t in pod.required_affinity)
         s.req_anti = tuple(_resolve_namespaces(t, snapshot) for t in pod.required_anti_affinity)
-        for ni in snapshot.have_pods_with_required_anti_affinity:
+        ns_labels = s.ns_labels
+        # the existing pods' required anti-affinity terms that select this pod, per node
+        sig = (pod.namespace, _items(pod.labels), _items(ns_labels))
+
+        def existing(ni: NodeInfo) -> tuple[tuple[tuple[str, str], int], ...]:
             labels = ni.labels
+            counts: dict[tuple[str, str], int] = {}
             for p in ni.pods:
                 for t in p.required_anti_affinity:
-                    if t.topology_key in labels and t.matches(pod.pod, s.ns_labels):
-                        _bump(s.existing_anti, (t.topology_key, labels[t.topology_key]), 1)
+                    if t.topology_key in labels and t.matches(pod.pod, ns_labels):
+                        _bump(counts, (t.topology_key, labels[t.topology_key]), 1)
+            return tuple(counts.items())
+
+        s.existing_anti = dict(self._existing_sum.total(
+            sig, snapshot.have_pods_with_required_anti_affinity, existing))
         if s.req_aff or s.req_anti:
-            for ni in snapshot.node_infos:
+            req_aff, req_anti = s.req_aff, s.req_anti
+
+            def affinity_share(ni: NodeInfo) -> tuple[tuple[tuple[str, str], int], ...]:
+                counts: dict[tuple[str, str], int] = {}
                 labels = ni.labels
                 for p in ni.pods:
-                    _count_terms(s.affinity, s.req_aff, p, labels, 1)
-                    _count_anti_terms(s.anti, s.req_anti, p, labels, 1)
+                    _count_terms(counts, req_aff, p, labels, 1)
+                return tuple(counts.items())
+
+            def anti_share(ni: NodeInfo) -> tuple[tuple[tuple[str, str], int], ...]:
+                counts: dict[tuple[str, str], int] = {}
+                labels = ni.labels
+                for p in ni.pods:
+                    _count_anti_terms(counts, req_anti, p, labels, 1)
+                return tuple(counts.items())
+
+            nodes = snapshot.node_infos
+            if req_aff:
+                s.affinity = dict(self._affinity_sum.total(req_aff, nodes, affinity_share))
+            if req_anti:
+                s.anti = dict(self._anti_sum.total(req_anti, nodes, anti_share))
         elif not s.existing_anti:
             return None, Status.skip()
         state.write(_PRE_FILTER_KEY, s)
@@ -151,6 +189,7 @@ class InterPodAffinity:
 
     @staticmethod
     def _update(s: _PreFilterState, pod: PodInfo, other: PodInfo, node_info: NodeInfo, delta: int) -> None:
+        s.positive = None
         labels = node_info.labels
         for t in other.required_anti_affinity:
             if t.topology_key in labels and t.matches(pod.pod, s.ns_labels):
@@ -184,6 +223,37 @@ class InterPodAffinity:
                     return Status.unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
         return None
 
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> list[Status | None] | None:
+        """:meth:`filter` for a batch; without required affinity terms (and with only
+        positive counts, as PreFilter leaves them) the checks are set lookups."""
+        s: _PreFilterState | None = state.read(_PRE_FILTER_KEY)
+        if s is None:
+            return None
+        anti, existing = s.anti, s.existing_anti
+        if s.positive is None:
+            s.positive = not ((anti and min(anti.values()) <= 0) or (existing and min(existing.values()) <= 0))
+        if s.req_aff or not s.positive:
+            f = self.filter
+            return [f(state, pod, ni) for ni in nodes]
+        if not anti and not existing:
+            return None
+        keys = [t.topology_key for t in s.req_anti] if anti else []
+        existing_keys = existing.keys()
+        out: list[Status | None] = []
+        append = out.append
+        for ni in nodes:
+            labels = ni.labels
+            st = None
+            for k in keys:
+                v = labels.get(k)
+                if v is not None and (k, v) in anti:
+                    st = _ANTI_REJECT
+                    break
+            if st is None and existing and not existing_keys.isdisjoint(labels.items()):
+                st = _EXISTING_REJECT
+            append(st)
+        return out
+
     # --- scoring ---------------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         if not nodes:
@@ -195,35 +265,46 @@ class InterPodAffinity:
         pref_aff = [(_resolve_namespaces(w.term, snapshot), w.weight) for w in pod.preferred_affinity]
         pref_anti = [(_resolve_namespaces(w.term, snapshot), w.weight) for w in pod.preferred_anti_affinity]
         ns_labels = snapshot.namespace_labels(pod.namespace) or {}
-        scores: dict[str, dict[str, int]] = {}
+        hard_weight = self.hard_weight
 
-        def credit(term: AffinityTerm, weight: int, target: Mapping[str, Any], nsl: Mapping[str, str] | None,
-                   labels: Mapping[str, str]) -> None:
-            if term.matches(target, nsl):
-                value = labels.get(term.topology_key)
-                if value is not None:
-                    by_value = scores.setdefault(term.topology_key, {})
-                    by_value[value] = by_value.get(value, 0) + weight
-
-        node_list = snapshot.node_infos if has_constraints else snapshot.have_pods_with_affinity
-        for ni in node_list:
+        def credits(ni: NodeInfo) -> tuple[tuple[str, str, int], ...]:
+            """This node's (topology key, value, weight) credits, in upstream's order."""
             labels = ni.labels
             if not labels:
-                continue
+                return ()
+            out: list[tuple[str, str, int]] = []
+
+            def credit(term: AffinityTerm, weight: int, target: Mapping[str, Any],
+                       nsl: Mapping[str, str] | None) -> None:
+                if term.matches(target, nsl):
+                    value = labels.get(term.topology_key)
+                    if value is not None:
+                        out.append((term.topology_key, value, weight))
+
             for p in ni.pods:
                 if not has_constraints and not p.has_affinity:
                     continue
                 for t, w in pref_aff:
-                    credit(t, w, p.pod, None, labels)
+                    credit(t, w, p.pod, None)
                 for t, w in pref_anti:
-                    credit(t, -w, p.pod, None, labels)
-                if self.hard_weight > 0:
+                    credit(t, -w, p.pod, None)
+                if hard_weight > 0:
                     for t in p.required_affinity:
-                        credit(t, self.hard_weight, pod.pod, ns_labels, labels)
+                        credit(t, hard_weight, pod.pod, ns_labels)
                 for wt in p.preferred_affinity:
-                    credit(wt.term, wt.weight, pod.pod, ns_labels, labels)
+                    credit(wt.term, wt.weight, pod.pod, ns_labels)
                 for wt in p.preferred_anti_affinity:
-                    credit(wt.term, -wt.weight, pod.pod, ns_labels, labels)
+                    credit(wt.term, -wt.weight, pod.pod, ns_labels)
+            return tuple(out)
+
+        node_list = snapshot.node_infos if has_constraints else snapshot.have_pods_with_affinity
+        key = (has_constraints, tuple(pref_aff), tuple(pref_anti), pod.namespace, _items(pod.labels),
+               _items(ns_labels))
+        scores: dict[str, dict[str, int]] = {}
+        for share in filter(None, self._score_memo.map(key, node_list, credits)):
+            for topology_key, value, weight in share:
+                by_value = scores.setdefault(topology_key, {})
+                by_value[value] = by_value.get(value, 0) + weight
         if not scores:
             return Status.skip()
         state.write(_PRE_SCORE_KEY, scores)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ..framework import (MAX_NODE_SCORE, CycleState, NodeScore, PreFilterResult, Status,
-                         default_normalize_score)
+                         default_normalize_score, default_normalize_scores)
 from ..helpers import RequiredNodeAffinity, node_selector_term_matches
 from ..types import NodeInfo, PodInfo
 
@@ -105,3 +105,6 @@ class NodeAffinity:
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, False, scores)
         return None
+
+    def normalize_scores(self, state: CycleState, pod: PodInfo, names: list[str], scores: list[int]) -> list[int]:
+        return default_normalize_scores(MAX_NODE_SCORE, False, scores)

@@ -24,3 +24,9 @@ class NodeName:
         if not want or want == node_info.name:
             return None
         return Status.unresolvable(ERR_REASON)
+
+    def filter_nodes(self, state: Any, pod: PodInfo, nodes: list[NodeInfo]) -> list[Status | None] | None:
+        """:meth:`filter` for a batch (None: the pod names no node)."""
+        if not pod.node_name:
+            return None
+        return [self.filter(state, pod, ni) for ni in nodes]

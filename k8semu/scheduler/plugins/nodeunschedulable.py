@@ -3,6 +3,7 @@ the ``node.kubernetes.io/unschedulable:NoSchedule`` taint (upstream ``plugins/no
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any, Mapping
 
 from ..framework import Status
@@ -13,6 +14,7 @@ __all__ = ["NAME", "NodeUnschedulable", "ERR_REASON_UNSCHEDULABLE"]
 
 NAME = "NodeUnschedulable"
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
+_UNSCHEDULABLE = attrgetter("unschedulable")
 _TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
 
 
@@ -29,3 +31,9 @@ class NodeUnschedulable:
         if tolerations_tolerate_taint((pod.pod.get("spec") or {}).get("tolerations") or (), _TAINT):
             return None
         return Status.unresolvable(ERR_REASON_UNSCHEDULABLE)
+
+    def filter_nodes(self, state: Any, pod: PodInfo, nodes: list[NodeInfo]) -> list[Status | None] | None:
+        """:meth:`filter` for a batch (None: no node in it is cordoned)."""
+        if not getattr(state.snapshot, "any_unschedulable", True) or not any(map(_UNSCHEDULABLE, nodes)):
+            return None
+        return [self.filter(state, pod, ni) if ni.unschedulable else None for ni in nodes]

@@ -34,7 +34,7 @@ from k8semu.api.selectors import (IN, LabelSelector, Requirement, selector_from_
 from ..cache import Snapshot
 from ..framework import MAX_NODE_SCORE, CycleState, NodeScore, PreFilterResult, Status
 from ..helpers import RequiredNodeAffinity, find_untolerated_taint
-from ..types import NodeInfo, PodInfo
+from ..types import NodeInfo, NodeShareSum, PodInfo
 
 __all__ = ["NAME", "PodTopologySpread", "ERR_REASON_CONSTRAINTS_NOT_MATCH", "ERR_REASON_NODE_LABEL_NOT_MATCH",
            "SYSTEM_DEFAULT_CONSTRAINTS", "default_selector"]
@@ -51,6 +51,8 @@ SYSTEM_DEFAULT_CONSTRAINTS = (
 _PRE_FILTER_KEY = "PreFilter" + NAME
 _PRE_SCORE_KEY = "PreScore" + NAME
 _INF = 2**31 - 1
+_MISSING_LABEL = Status.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
+_SKEW = Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
 
 
 @dataclass(frozen=True)
@@ -176,20 +178,34 @@ class _CriticalPaths:
 
 
 class _PreFilterState:
-    __slots__ = ("constraints", "pair_count", "critical", "domains")
+    __slots__ = ("constraints", "pair_count", "critical", "domains", "reorder")
 
     def __init__(self, constraints: list[Constraint]) -> None:
         self.constraints = constraints
         self.pair_count: dict[tuple[str, str], int] = {}
         self.critical: dict[str, _CriticalPaths] = {}
         self.domains: dict[str, int] = {}
+        # set while pair_count is not in node order (see PodTopologySpread.pre_filter):
+        # puts it, and the critical paths built from it, in node order
+        self.reorder: Any = None
 
     def clone(self) -> "_PreFilterState":
         c = _PreFilterState(self.constraints)
         c.pair_count = dict(self.pair_count)
         c.critical = {k: v.clone() for k, v in self.critical.items()}
         c.domains = dict(self.domains)
+        c.reorder = self.reorder
         return c
+
+    def build_critical_paths(self) -> None:
+        """Domains per key and the critical paths, from pair_count in its order."""
+        self.critical = {}
+        self.domains = {}
+        for c in self.constraints:
+            self.critical.setdefault(c.topology_key, _CriticalPaths())
+        for (key, value), num in self.pair_count.items():
+            self.domains[key] = self.domains.get(key, 0) + 1
+            self.critical[key].update(value, num)
 
     def min_match(self, key: str, min_domains: int) -> int:
         if self.domains.get(key, 0) < min_domains:
@@ -214,6 +230,7 @@ class PodTopologySpread:
 
     def __init__(self, args: Mapping[str, Any] | None = None, handle: Any = None) -> None:
         args = args or {}
+        self._counts = NodeShareSum()  # PreFilter's per-domain counts, across cycles
         self.system_defaulted = (args.get("defaultingType") or "System") == "System"
         if self.system_defaulted:
             self.default_constraints: Sequence[Mapping[str, Any]] = SYSTEM_DEFAULT_CONSTRAINTS
@@ -240,21 +257,40 @@ class PodTopologySpread:
             return None, Status.skip()
         s = _PreFilterState(constraints)
         req = RequiredNodeAffinity(pod.pod)
-        for ni in state.snapshot.node_infos:
-            node = ni.node or {}
+        namespace = pod.namespace
+
+        def share(ni: NodeInfo) -> tuple[tuple[tuple[str, str], int], ...]:
+            """The node's (domain, matching pods) per constraint that counts it."""
             labels = ni.labels
             if not _labels_have_keys(labels, constraints):
-                continue
-            for c in constraints:
-                if not c.match_node_inclusion(pod, node, req):
-                    continue
-                pair = (c.topology_key, labels[c.topology_key])
-                s.pair_count[pair] = s.pair_count.get(pair, 0) + _count_matching(ni.pods, c.selector, pod.namespace)
-        for c in constraints:
-            s.critical.setdefault(c.topology_key, _CriticalPaths())
-        for (key, value), num in s.pair_count.items():
-            s.domains[key] = s.domains.get(key, 0) + 1
-            s.critical[key].update(value, num)
+                return ()
+            node = ni.node or {}
+            return tuple(((c.topology_key, labels[c.topology_key]), _count_matching(ni.pods, c.selector, namespace))
+                         for c in constraints if c.match_node_inclusion(pod, node, req))
+
+        # Everything share() reads besides the node: the constraints, the namespace, the
+        # pod's node affinity / selector and tolerations (inclusion policies).
+        spec = pod.pod.get("spec") or {}
+        key = (tuple(constraints), namespace, _freeze(spec.get("nodeSelector")),
+               _freeze((spec.get("affinity") or {}).get("nodeAffinity")), _freeze(spec.get("tolerations")))
+        nodes = state.snapshot.node_infos
+        s.pair_count = dict(self._counts.total(key, nodes, share))
+        # The sums come in no particular order. The minimum per key (all Filter reads) does
+        # not depend on it, but the critical paths kept up to date by add_pod / remove_pod
+        # do, so those first put the pairs in node order, as a node-by-node count would.
+        s.build_critical_paths()
+
+        def reorder(st: _PreFilterState) -> None:
+            ordered: dict[tuple[str, str], int] = {}
+            for ni in nodes:
+                for pair, _n in share(ni):
+                    if pair not in ordered:
+                        ordered[pair] = st.pair_count[pair]
+            st.pair_count = ordered
+            st.build_critical_paths()
+            st.reorder = None
+
+        s.reorder = reorder
         state.write(_PRE_FILTER_KEY, s)
         return None, None
 
@@ -262,6 +298,8 @@ class PodTopologySpread:
         s: _PreFilterState | None = state.read(_PRE_FILTER_KEY)
         if s is None or other.namespace != pod.namespace or node_info.node is None:
             return
+        if s.reorder is not None:
+            s.reorder(s)
         if not _labels_have_keys(node_info.labels, s.constraints):
             return
         req = RequiredNodeAffinity(pod.pod)
@@ -292,6 +330,31 @@ class PodTopologySpread:
             if skew > c.max_skew:
                 return Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
         return None
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> list[Status | None] | None:
+        """:meth:`filter` for a batch, with each constraint's self-match and global
+        minimum worked out once."""
+        s: _PreFilterState | None = state.read(_PRE_FILTER_KEY)
+        if s is None or not s.constraints:
+            return None
+        checks = [(c.topology_key, (1 if c.selector.matches(pod.labels) else 0)
+                   - s.min_match(c.topology_key, c.min_domains), c.max_skew) for c in s.constraints]
+        counts = s.pair_count
+        out: list[Status | None] = []
+        append = out.append
+        for ni in nodes:
+            labels = ni.labels
+            st = None
+            for key, base, max_skew in checks:
+                value = labels.get(key)
+                if value is None:
+                    st = _MISSING_LABEL
+                    break
+                if counts.get((key, value), 0) + base > max_skew:
+                    st = _SKEW
+                    break
+            append(st)
+        return out
 
     # --- scoring ----------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
@@ -365,6 +428,15 @@ class PodTopologySpread:
             else:
                 x.score = MAX_NODE_SCORE * (hi + lo - x.score) // hi
         return None
+
+
+def _freeze(x: Any) -> Any:
+    """A hashable copy of a JSON-shaped value (dict keys sorted)."""
+    if isinstance(x, dict):
+        return tuple(sorted((k, _freeze(v)) for k, v in x.items()))
+    if isinstance(x, list):
+        return tuple(_freeze(v) for v in x)
+    return x
 
 
 def _go_round(x: float) -> int:

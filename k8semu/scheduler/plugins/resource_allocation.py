@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..framework import MAX_NODE_SCORE
 from ..helpers import go_trunc_div
-from ..types import CPU, MEMORY, EPHEMERAL_STORAGE, NodeInfo, PodInfo, is_scalar_resource
+from ..types import CPU, MEMORY, EPHEMERAL_STORAGE, NodeInfo, NodeMemo, PodInfo, is_scalar_resource
 
 __all__ = ["ResourceAllocationScorer", "least_allocated", "most_allocated",
            "requested_to_capacity_ratio", "balanced_allocation", "MAX_CUSTOM_PRIORITY_SCORE"]
@@ -36,6 +36,8 @@ def least_allocated(weights: Sequence[int]) -> Callable[[list[int], list[int]], 
             total += s * w
             wsum += w
         return total // wsum if wsum else 0
+    score.kind = "least"  # type: ignore[attr-defined]  # lets score_nodes inline it
+    score.weights = tuple(weights)  # type: ignore[attr-defined]
     return score
 
 
@@ -108,6 +110,9 @@ def balanced_allocation(requested: list[int], allocatable: list[int]) -> int:
     return int((1 - std) * MAX_NODE_SCORE)
 
 
+balanced_allocation.kind = "balanced"  # type: ignore[attr-defined]  # lets score_nodes inline it
+
+
 class ResourceAllocationScorer:
     """Computes the (requested, allocatable) vectors for a pod on a node and applies a scorer.
 
@@ -124,6 +129,14 @@ class ResourceAllocationScorer:
         self.scorer = scorer
         self.use_requested = use_requested
         self._cpu_memory_only = self.names == [CPU, MEMORY]
+        kind = getattr(scorer, "kind", None)
+        # the inlined forms (see _compute): LeastAllocated on non-zero cpu/memory, or
+        # balanced allocation on exact cpu/memory
+        if not self._cpu_memory_only or (kind, use_requested) not in (("least", False), ("balanced", True)):
+            kind = None
+        self._kind = kind
+        self._least_weights = getattr(scorer, "weights", (1, 1))
+        self._memo = NodeMemo()
 
     def pod_request_list(self, pod: PodInfo) -> list[int]:
         """The pod's request per configured resource (cpu millicores; non-zero defaults unless
@@ -139,6 +152,45 @@ class ResourceAllocationScorer:
             else:
                 out.append(pod.requests.get(name))
         return out
+
+    def score_nodes(self, nodes: Sequence[NodeInfo], pod_requests_list: list[int]) -> list[int]:
+        """:meth:`score` for every node, memoised per (NodeInfo, generation, pod requests).
+
+        A snapshot's NodeInfos never change (the cache clones before changing one), so
+        between two cycles only the nodes that got or lost a pod need scoring again; the
+        generation guards against a NodeInfo changed in place (a preemption clone). The
+        default cpu + memory LeastAllocated and balanced-allocation scorers are computed
+        inline with the same integer and float operations, so results are identical.
+        """
+        reqs = pod_requests_list
+        compute = self._compute
+        return self._memo.map(tuple(reqs), list(nodes), lambda ni: compute(ni, reqs))
+
+    def _compute(self, ni: NodeInfo, pod_requests_list: list[int]) -> int:
+        kind = self._kind
+        if kind is not None:
+            a = ni.allocatable
+            ac, am = a.milli_cpu, a.memory
+            if ac and am:
+                pc, pm = pod_requests_list
+                if kind == "least":
+                    w1, w2 = self._least_weights
+                    if w1 + w2:
+                        rc = ni.non_zero_cpu + pc
+                        rm = ni.non_zero_memory + pm
+                        sc = 0 if rc > ac else (ac - rc) * MAX_NODE_SCORE // ac
+                        sm = 0 if rm > am else (am - rm) * MAX_NODE_SCORE // am
+                        return (sc * w1 + sm * w2) // (w1 + w2)
+                else:
+                    r = ni.requested
+                    f1 = (r.milli_cpu + pc) / ac
+                    f2 = (r.memory + pm) / am
+                    if f1 > 1.0:
+                        f1 = 1.0
+                    if f2 > 1.0:
+                        f2 = 1.0
+                    return int((1 - abs((f1 - f2) / 2)) * MAX_NODE_SCORE)
+        return self.score(ni, pod_requests_list)
 
     def score(self, node_info: NodeInfo, pod_requests_list: list[int]) -> int:
         """The scorer applied to ``node_info`` with the pod's requests added."""

@@ -11,9 +11,11 @@ reverse (fewest intolerable taints → 100) with ``DefaultNormalizeScore``.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any, Mapping, Sequence
 
-from ..framework import CycleState, NodeScore, Status, default_normalize_score, MAX_NODE_SCORE
+from ..framework import (MAX_NODE_SCORE, CycleState, NodeScore, Status, default_normalize_score,
+                         default_normalize_scores)
 from ..helpers import find_untolerated_taint, tolerations_tolerate_taint
 from ..types import NodeInfo, PodInfo
 
@@ -21,6 +23,7 @@ __all__ = ["NAME", "TaintToleration"]
 
 NAME = "TaintToleration"
 _PRE_SCORE_KEY = "PreScore" + NAME
+_TAINTS = attrgetter("taints")
 
 
 class TaintToleration:
@@ -38,6 +41,12 @@ class TaintToleration:
         return Status.unresolvable(
             f"node(s) had untolerated taint {{{taint.get('key', '')}: {taint.get('value', '')}}}")
 
+    def filter_nodes(self, state: Any, pod: PodInfo, nodes: list[NodeInfo]) -> list[Status | None] | None:
+        """:meth:`filter` for a batch (None: no node in it is tainted)."""
+        if not getattr(state.snapshot, "any_tainted", True) or not any(map(_TAINTS, nodes)):
+            return None
+        return [self.filter(state, pod, ni) if ni.taints else None for ni in nodes]
+
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         tols = [t for t in (pod.pod.get("spec") or {}).get("tolerations") or ()
                 if not t.get("effect") or t.get("effect") == "PreferNoSchedule"]
@@ -52,6 +61,15 @@ class TaintToleration:
                 n += 1
         return n, None
 
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
+        """:meth:`score` for every node (untainted nodes score 0 without a lookup)."""
+        if not state.snapshot.any_tainted or not any(map(_TAINTS, nodes)):
+            return [0] * len(nodes)
+        return [self.score(state, pod, ni)[0] if ni.taints else 0 for ni in nodes]
+
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, True, scores)
         return None
+
+    def normalize_scores(self, state: CycleState, pod: PodInfo, names: list[str], scores: list[int]) -> list[int]:
+        return default_normalize_scores(MAX_NODE_SCORE, True, scores)

@@ -67,6 +67,9 @@ class VolumeBinding:
     def filter(self, state: CycleState, pod: PodInfo, node_info: Any) -> Status | None:
         return None
 
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Any) -> None:
+        return None
+
     def reserve(self, state: CycleState, pod: Mapping[str, Any], node_name: str) -> Status | None:
         return None
 
