@@ -151,13 +151,14 @@ class EventLog:
         self.header: dict[str, Any] = dict(header or {})
         self._revision = 0
         self._compacted = 0
-        # key -> list of its records in revision order (tombstones included)
-        self._history: SortedDict = SortedDict()
+        # key -> list of its records in revision order (tombstones included); None until
+        # first needed after an open (see _indexes)
+        self._history: SortedDict | None = SortedDict()
         # key -> live record (absent once deleted)
         self._live: SortedDict = SortedDict()
         # every record since the compact revision, and the same split per resource
         self._records: list[Record] = []
-        self._by_resource: dict[str, list[Record]] = {}
+        self._by_resource: dict[str, list[Record]] | None = {}
         self._listeners: list[Callable[[Record], None]] = []
         self._writer: LogWriter | None = None
         self.torn_line: int | None = None
@@ -212,13 +213,12 @@ class EventLog:
 
     def _replay(self, entries) -> None:
         """Fold a file's entries into an empty log: the same state as :meth:`_apply`
-        one by one, built with plain dicts and the garbage collector paused."""
+        one by one, built with plain dicts and the garbage collector paused; the
+        history indexes are left to :meth:`_indexes`."""
         import gc
 
-        history: dict[str, list[Record]] = {}
         live: dict[str, Record] = {}
         records = self._records
-        by_resource = self._by_resource
         compact = 0
         enabled = gc.isenabled()
         gc.disable()
@@ -246,29 +246,44 @@ class EventLog:
                         del live[key]
                     else:
                         live[key] = rec
-                hist = history.get(key)
-                if hist is None:
-                    history[key] = [rec]
-                else:
-                    hist.append(rec)
                 records.append(rec)
-                res = key.split("/", 3)[2]
-                lst = by_resource.get(res)
-                if lst is None:
-                    by_resource[res] = [rec]
-                else:
-                    lst.append(rec)
             for rec in live.values():
                 if rec._obj is None:
                     rec._obj = _decode_object(rec)
         finally:
             if enabled:
                 gc.enable()
-        self._history = SortedDict(history)
+        # the per-key history and per-resource lists are built when first needed (time
+        # travel, watches): opening a long log only folds the live state
+        self._history = None
+        self._by_resource = None
         self._live = SortedDict(live)
         self._revision = records[-1].revision if records else 0
         if compact:
             self._compact_memory(compact)
+
+    def _indexes(self) -> tuple[SortedDict, dict[str, list[Record]]]:
+        """The per-key history and per-resource record lists, built from the records
+        on first use after an open (both derive from :attr:`_records` until a compaction)."""
+        if self._history is None or self._by_resource is None:
+            history: dict[str, list[Record]] = {}
+            by_resource: dict[str, list[Record]] = {}
+            for rec in self._records:
+                key = rec.key
+                hist = history.get(key)
+                if hist is None:
+                    history[key] = [rec]
+                else:
+                    hist.append(rec)
+                res = key.split("/", 3)[2]
+                lst = by_resource.get(res)
+                if lst is None:
+                    by_resource[res] = [rec]
+                else:
+                    lst.append(rec)
+            self._history = SortedDict(history)
+            self._by_resource = by_resource
+        return self._history, self._by_resource
 
     def close(self) -> None:
         """Flush and close the file (if any). Watches end."""
@@ -311,7 +326,7 @@ class EventLog:
         rev = self._check_read_revision(revision)
         if rev == self._revision:
             return self._live.get(key)
-        hist = self._history.get(key)
+        hist = self._indexes()[0].get(key)
         if not hist:
             return None
         i = bisect_right(hist, rev, key=_rev)
@@ -342,8 +357,9 @@ class EventLog:
                 if limit is not None and len(out) >= limit:
                     break
             return out
-        for k in self._history.irange(lo, _prefix_end(prefix), inclusive=inclusive):
-            hist = self._history[k]
+        history = self._indexes()[0]
+        for k in history.irange(lo, _prefix_end(prefix), inclusive=inclusive):
+            hist = history[k]
             i = bisect_right(hist, rev, key=_rev)
             if i and hist[i - 1].type != DELETED:
                 out.append(hist[i - 1])
@@ -357,7 +373,7 @@ class EventLog:
 
     def history(self, key: str) -> list[Record]:
         """Every retained record of one key, oldest first (tombstones included)."""
-        return list(self._history.get(key, ()))
+        return list(self._indexes()[0].get(key, ()))
 
     def records(self, after: int = 0, prefix: str = "/") -> list[Record]:
         """Records with revision > ``after`` under ``prefix``, in revision order.
@@ -392,7 +408,7 @@ class EventLog:
         if len(parts) >= 4 or (len(parts) == 3 and prefix.endswith("/")):
             # "/registry/<resource>/..." : one resource
             if len(parts) >= 3 and parts[2]:
-                return self._by_resource.get(parts[2], [])
+                return self._indexes()[1].get(parts[2], [])
         return self._records
 
     # ------------------------------------------------------------------ writes
@@ -475,19 +491,20 @@ class EventLog:
                 rec.release()
             else:
                 self._live[key] = rec
-        hist = self._history.get(key)
-        if hist is None:
-            self._history[key] = [rec]
-        else:
-            hist.append(rec)
         self._revision = rec.revision
         self._records.append(rec)
-        res = resource_of(key)
-        lst = self._by_resource.get(res)
-        if lst is None:
-            self._by_resource[res] = [rec]
-        else:
-            lst.append(rec)
+        if self._history is not None and self._by_resource is not None:  # else built lazily from _records
+            hist = self._history.get(key)
+            if hist is None:
+                self._history[key] = [rec]
+            else:
+                hist.append(rec)
+            res = resource_of(key)
+            lst = self._by_resource.get(res)
+            if lst is None:
+                self._by_resource[res] = [rec]
+            else:
+                lst.append(rec)
         for fn in self._listeners:
             fn(rec)
         self._hub.notify(rec.key)
@@ -509,6 +526,7 @@ class EventLog:
             self._writer.append_line({"type": "COMPACT", "rev": revision})
 
     def _compact_memory(self, revision: int) -> None:
+        self._indexes()  # built from the full records before they are cut
         self._compacted = revision
         i = bisect_right(self._records, revision, key=_rev)
         del self._records[:i]
