@@ -38,6 +38,7 @@ from typing import Any
 
 from ..api import errors
 from ..api.pods import is_pod_ready
+from ..api.scheduling import RequiredNodeAffinity, tolerations_tolerate_taint
 from ..api.selectors import selector_from_label_selector
 from ..client.component import Component
 from ..client.events import NORMAL, WARNING, EventRecorder
@@ -94,64 +95,6 @@ def daemon_tolerations(pod_spec: Obj) -> list[Obj]:
     return tols
 
 
-def _tolerates(tol: Obj, taint: Obj) -> bool:
-    if tol.get("effect") and tol.get("effect") != taint.get("effect"):
-        return False
-    op = tol.get("operator") or "Equal"
-    if not tol.get("key"):
-        return op == "Exists"
-    if tol.get("key") != taint.get("key"):
-        return False
-    return op == "Exists" or (tol.get("value") or "") == (taint.get("value") or "")
-
-
-def _match_requirement(req: Obj, value: str | None) -> bool:
-    op = req.get("operator")
-    values = req.get("values") or []
-    if op == "In":
-        return value is not None and value in values
-    if op == "NotIn":
-        return value is None or value not in values
-    if op == "Exists":
-        return value is not None
-    if op == "DoesNotExist":
-        return value is None
-    if op in ("Gt", "Lt") and value is not None and values:
-        try:
-            v, bound = int(value), int(values[0])
-        except ValueError:
-            return False
-        return v > bound if op == "Gt" else v < bound
-    return False
-
-
-def _node_matches_term(node: Obj, term: Obj) -> bool:
-    exprs = term.get("matchExpressions") or []
-    fields = term.get("matchFields") or []
-    if not exprs and not fields:
-        return False
-    labels = _meta(node).get("labels") or {}
-    for r in exprs:
-        if not _match_requirement(r, labels.get(r.get("key"))):
-            return False
-    for r in fields:
-        if r.get("key") != "metadata.name" or not _match_requirement(r, _meta(node).get("name")):
-            return False
-    return True
-
-
-def _fits_affinity(pod_spec: Obj, node: Obj) -> bool:
-    labels = _meta(node).get("labels") or {}
-    for k, v in (pod_spec.get("nodeSelector") or {}).items():
-        if labels.get(k) != v:
-            return False
-    required = (((pod_spec.get("affinity") or {}).get("nodeAffinity") or {})
-                .get("requiredDuringSchedulingIgnoredDuringExecution"))
-    if required is not None:
-        return any(_node_matches_term(node, t) for t in required.get("nodeSelectorTerms") or [])
-    return True
-
-
 def node_should_run(ds: Obj, node: Obj) -> tuple[bool, bool]:
     """``(shouldRun, shouldContinueRunning)`` for ``ds`` on ``node``, as upstream's
     ``NodeShouldRunDaemonPod``: a wrong ``spec.nodeName`` or failed node
@@ -162,11 +105,11 @@ def node_should_run(ds: Obj, node: Obj) -> tuple[bool, bool]:
     name = _meta(node).get("name")
     if pod_spec.get("nodeName") and pod_spec["nodeName"] != name:
         return False, False
-    if not _fits_affinity(pod_spec, node):
+    if not RequiredNodeAffinity({"spec": pod_spec}).matches(node):
         return False, False
     tols = daemon_tolerations(pod_spec)
     untolerated = [t for t in (node.get("spec") or {}).get("taints") or []
-                   if t.get("effect") in ("NoSchedule", "NoExecute") and not any(_tolerates(x, t) for x in tols)]
+                   if t.get("effect") in ("NoSchedule", "NoExecute") and not tolerations_tolerate_taint(tols, t)]
     if any(t.get("effect") == "NoExecute" for t in untolerated):
         return False, False
     if untolerated:

@@ -39,6 +39,7 @@ import trio
 from ..api import errors
 from ..api.apiserver import MERGE_PATCH, STRATEGIC_MERGE_PATCH, APIServer
 from ..api.meta import parse_time
+from ..api.scheduling import tolerates_taint
 from ..client.component import Component
 from ..client.events import NORMAL, EventRecorder
 from ..client.informer import EventHandler, node_name_index
@@ -61,19 +62,7 @@ def _condition(node: dict[str, Any], type_: str) -> dict[str, Any] | None:
 
 def tolerates(tolerations: list[dict[str, Any]], taint: dict[str, Any]) -> dict[str, Any] | None:
     """The toleration that tolerates ``taint`` (as ``Toleration.ToleratesTaint``), or None."""
-    for t in tolerations or ():
-        if t.get("effect") and t.get("effect") != taint.get("effect"):
-            continue
-        op = t.get("operator") or "Equal"
-        if not t.get("key"):
-            if op == "Exists":
-                return t
-            continue
-        if t.get("key") != taint.get("key"):
-            continue
-        if op == "Exists" or (op == "Equal" and (t.get("value") or "") == (taint.get("value") or "")):
-            return t
-    return None
+    return next((t for t in tolerations or () if tolerates_taint(t, taint)), None)
 
 
 class NodeLifecycleController(Component):

@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 
 from ..framework import (MAX_NODE_SCORE, CycleState, NodeScore, PreFilterResult, Status,
                          default_normalize_score, default_normalize_scores)
-from ..helpers import RequiredNodeAffinity, node_selector_term_matches
+from ...api.scheduling import RequiredNodeAffinity, node_selector_term_matches
 from ..types import NodeInfo, PodInfo
 
 __all__ = ["NAME", "NodeAffinity", "ERR_REASON_POD", "ERR_REASON_ENFORCED", "ERR_REASON_CONFLICT"]

@@ -7,7 +7,7 @@ from operator import attrgetter
 from typing import Any, Mapping
 
 from ..framework import Status
-from ..helpers import tolerations_tolerate_taint
+from ...api.scheduling import tolerations_tolerate_taint
 from ..types import NodeInfo, PodInfo
 
 __all__ = ["NAME", "NodeUnschedulable", "ERR_REASON_UNSCHEDULABLE"]

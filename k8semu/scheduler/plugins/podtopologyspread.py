@@ -33,7 +33,7 @@ from k8semu.api.selectors import (IN, LabelSelector, Requirement, selector_from_
 
 from ..cache import Snapshot
 from ..framework import MAX_NODE_SCORE, CycleState, NodeScore, PreFilterResult, Status
-from ..helpers import RequiredNodeAffinity, find_untolerated_taint
+from ...api.scheduling import RequiredNodeAffinity, find_untolerated_taint
 from ..types import NodeInfo, NodeShareSum, PodInfo
 
 __all__ = ["NAME", "PodTopologySpread", "ERR_REASON_CONSTRAINTS_NOT_MATCH", "ERR_REASON_NODE_LABEL_NOT_MATCH",

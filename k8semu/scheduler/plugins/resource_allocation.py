@@ -15,7 +15,6 @@ import math
 from typing import Any, Callable, Mapping, Sequence
 
 from ..framework import MAX_NODE_SCORE
-from ..helpers import go_trunc_div
 from ..types import CPU, MEMORY, EPHEMERAL_STORAGE, NodeInfo, NodeMemo, PodInfo, is_scalar_resource
 
 __all__ = ["ResourceAllocationScorer", "least_allocated", "most_allocated",
@@ -23,6 +22,12 @@ __all__ = ["ResourceAllocationScorer", "least_allocated", "most_allocated",
 
 MAX_CUSTOM_PRIORITY_SCORE = 10
 MAX_UTILIZATION = 100
+
+
+def go_trunc_div(a: int, b: int) -> int:
+    """Integer division truncating toward zero, as Go's ``/`` on ints."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
 
 
 def least_allocated(weights: Sequence[int]) -> Callable[[list[int], list[int]], int]:

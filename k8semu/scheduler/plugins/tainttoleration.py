@@ -16,7 +16,7 @@ from typing import Any, Mapping, Sequence
 
 from ..framework import (MAX_NODE_SCORE, CycleState, NodeScore, Status, default_normalize_score,
                          default_normalize_scores)
-from ..helpers import find_untolerated_taint, tolerations_tolerate_taint
+from ...api.scheduling import find_untolerated_taint, tolerations_tolerate_taint
 from ..types import NodeInfo, PodInfo
 
 __all__ = ["NAME", "TaintToleration"]

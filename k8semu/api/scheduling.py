@@ -1,4 +1,5 @@
-"""Small pure helpers shared by several plugins: taints, tolerations, node selectors.
+"""Scheduling helpers shared by the scheduler, the DaemonSet controller and the
+taint-eviction controller: taints, tolerations, node selectors and required node affinity.
 
 They mirror ``k8s.io/component-helpers/scheduling/corev1`` (``nodeaffinity``,
 ``FindMatchingUntoleratedTaint``) and ``v1.Toleration.ToleratesTaint``.
@@ -15,7 +16,6 @@ __all__ = [
     "find_untolerated_taint",
     "node_selector_term_matches",
     "RequiredNodeAffinity",
-    "go_trunc_div",
 ]
 
 
@@ -24,12 +24,6 @@ _INT64 = re.compile(r"[+-]?[0-9]+")
 
 def _is_int64(s: str) -> bool:
     return bool(_INT64.fullmatch(s)) and -(2**63) <= int(s) < 2**63
-
-
-def go_trunc_div(a: int, b: int) -> int:
-    """Integer division truncating toward zero, as Go's ``/`` on ints."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
 
 
 def tolerates_taint(tol: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
