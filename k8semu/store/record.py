@@ -24,6 +24,11 @@ MODIFIED = "MODIFIED"
 DELETED = "DELETED"
 
 
+_RECENT_SIZE = 4096
+#: superseded records decoded lately (keyed by the record itself, which the entry keeps alive)
+_RECENT: dict["Record", dict[str, Any]] = {}
+
+
 class Record:
     """A write in the log.
 
@@ -66,10 +71,18 @@ class Record:
         """The API object (a dict to be treated as immutable)."""
         obj = self._obj
         if obj is None:
-            try:
-                obj = orjson.loads(self._raw)  # type: ignore[arg-type]
-            except orjson.JSONDecodeError as e:
-                raise ValueError(f"event log revision {self.revision} ({self.key}): damaged object: {e}") from None
+            obj = _RECENT.get(self)
+            if obj is None:
+                try:
+                    obj = orjson.loads(self._raw)  # type: ignore[arg-type]
+                except orjson.JSONDecodeError as e:
+                    raise ValueError(
+                        f"event log revision {self.revision} ({self.key}): damaged object: {e}") from None
+                # many watchers read the same superseded version (to tell ADDED / MODIFIED /
+                # DELETED apart under a selector): decode it once for all of them
+                _RECENT[self] = obj
+                if len(_RECENT) > _RECENT_SIZE:
+                    del _RECENT[next(iter(_RECENT))]
         return obj
 
     @property
