@@ -43,6 +43,7 @@ import orjson
 from ..api import errors
 from ..api.meta import DEFAULT_EPOCH, controller_of, parse_time
 from ..api.pods import is_pod_ready, pod_condition
+from ..client.informer import meta_namespace_key
 
 __all__ = [
     "BURST_REPLICAS",
@@ -50,6 +51,7 @@ __all__ = [
     "EXPECTATIONS_TIMEOUT",
     "POD_DELETION_COST_ANNOTATION",
     "fnv32a",
+    "TriggerTimeTracker",
     "safe_encode_string",
     "compute_hash",
     "ControllerExpectations",
@@ -480,3 +482,32 @@ def claim_objects(
     if first_err is not None:
         raise first_err
     return claimed
+
+
+class TriggerTimeTracker:
+    """Upstream ``TriggerTimeTracker``: the ``last-change-trigger-time`` of a sync is the
+    earliest trigger time that changed since the previous sync of that Service (a
+    Service's is its creationTimestamp, a pod's its Ready condition's lastTransitionTime)."""
+
+    def __init__(self) -> None:
+        self._state: dict[str, tuple[str, dict[str, str]]] = {}
+
+    def compute(self, svc: dict[str, Any], pods: list[dict[str, Any]]) -> str | None:
+        """Record the current trigger times; return the earliest changed one (RFC 3339) or None."""
+        key = meta_namespace_key(svc)
+        svc_t = (svc.get("metadata") or {}).get("creationTimestamp") or ""
+        prev = self._state.get(key)
+        changed = [svc_t] if svc_t and (prev is None or prev[0] != svc_t) else []
+        now: dict[str, str] = {}
+        for pod in pods:
+            cond = pod_condition(pod, "Ready")
+            t = (cond or {}).get("lastTransitionTime") or ""
+            pk = meta_namespace_key(pod)
+            now[pk] = t
+            if t and (prev is None or prev[1].get(pk) != t):
+                changed.append(t)
+        self._state[key] = (svc_t, now)
+        return min(changed) if changed else None
+
+    def forget(self, key: str) -> None:
+        self._state.pop(key, None)

@@ -28,10 +28,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..api import errors
-from ..api.pods import find_port, is_pod_ready, is_terminal, pod_condition, pod_ipv4
+from ..api.pods import find_port, is_pod_ready, is_terminal, pod_ipv4
 from ..api.selectors import selector_from_set
 from ..client.component import Component
 from ..client.informer import NAMESPACE_INDEX, EventHandler, meta_namespace_key, split_key
+from .controller_utils import TriggerTimeTracker
 
 __all__ = ["EndpointsController", "endpoint_subsets", "desired_endpoints_object",
            "MANAGED_BY_LABEL", "CONTROLLER_NAME"]
@@ -147,31 +148,6 @@ def desired_endpoints_object(svc: Obj, pods: list[Obj], current: Obj | None, tri
     return out
 
 
-class _TriggerTimes:
-    """Upstream ``TriggerTimeTracker`` (see the EndpointSlice controller's docstring)."""
-
-    def __init__(self) -> None:
-        self._state: dict[str, tuple[str, dict[str, str]]] = {}
-
-    def compute(self, svc: Obj, pods: list[Obj]) -> str | None:
-        key = meta_namespace_key(svc)
-        svc_t = (svc.get("metadata") or {}).get("creationTimestamp") or ""
-        prev = self._state.get(key)
-        changed = [svc_t] if svc_t and (prev is None or prev[0] != svc_t) else []
-        now: dict[str, str] = {}
-        for pod in pods:
-            t = (pod_condition(pod, "Ready") or {}).get("lastTransitionTime") or ""
-            pk = meta_namespace_key(pod)
-            now[pk] = t
-            if t and (prev is None or prev[1].get(pk) != t):
-                changed.append(t)
-        self._state[key] = (svc_t, now)
-        return min(changed) if changed else None
-
-    def forget(self, key: str) -> None:
-        self._state.pop(key, None)
-
-
 class EndpointsController(Component):
     """kube-controller-manager's Endpoints controller (see module docstring)."""
 
@@ -183,7 +159,7 @@ class EndpointsController(Component):
         self.pods = self.informer("pods")
         self.endpoints = self.informer("endpoints")
         self.work = self.queue()
-        self.triggers = _TriggerTimes()
+        self.triggers = TriggerTimeTracker()
         self.services.add_event_handler(EventHandler(
             on_add=self._enqueue, on_update=lambda o, n: self._enqueue(n), on_delete=self._enqueue))
         self.pods.add_event_handler(EventHandler(

@@ -44,10 +44,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..api import errors
-from ..api.pods import find_port, is_pod_ready, is_terminal, pod_condition, pod_ipv4
+from ..api.pods import find_port, is_pod_ready, is_terminal, pod_ipv4
 from ..api.selectors import selector_from_set
 from ..client.component import Component
 from ..client.informer import NAMESPACE_INDEX, EventHandler, meta_namespace_key, split_key
+from .controller_utils import TriggerTimeTracker
 
 __all__ = [
     "EndpointSliceController",
@@ -366,38 +367,6 @@ def _reconcile_group(svc: Obj, slices: list[Obj], ports: list[Obj], wanted: dict
             by_name[target] = take({**by_name[target], "metadata": {**by_name[target]["metadata"], "labels": labels}})
             to_update.append(target)
     return creates, [by_name[n] for n in to_update], to_delete
-
-
-# --------------------------------------------------------------------------- trigger times
-
-
-class TriggerTimeTracker:
-    """Upstream ``TriggerTimeTracker``: the ``last-change-trigger-time`` of a sync is the
-    earliest trigger time that changed since the previous sync of that Service (a
-    Service's is its creationTimestamp, a pod's its Ready condition's lastTransitionTime)."""
-
-    def __init__(self) -> None:
-        self._state: dict[str, tuple[str, dict[str, str]]] = {}
-
-    def compute(self, svc: Obj, pods: list[Obj]) -> str | None:
-        """Record the current trigger times; return the earliest changed one (RFC 3339) or None."""
-        key = meta_namespace_key(svc)
-        svc_t = (svc.get("metadata") or {}).get("creationTimestamp") or ""
-        prev = self._state.get(key)
-        changed = [svc_t] if svc_t and (prev is None or prev[0] != svc_t) else []
-        now: dict[str, str] = {}
-        for pod in pods:
-            cond = pod_condition(pod, "Ready")
-            t = (cond or {}).get("lastTransitionTime") or ""
-            pk = meta_namespace_key(pod)
-            now[pk] = t
-            if t and (prev is None or prev[1].get(pk) != t):
-                changed.append(t)
-        self._state[key] = (svc_t, now)
-        return min(changed) if changed else None
-
-    def forget(self, key: str) -> None:
-        self._state.pop(key, None)
 
 
 # --------------------------------------------------------------------------- the controller
