@@ -16,11 +16,11 @@ Score, by ``scoringStrategy.type``: ``LeastAllocated`` (default),
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 from ..framework import CycleState, PreFilterResult, Status
 from ..types import NodeInfo, NodeMemo, PodInfo
-from .resource_allocation import (ResourceAllocationScorer, least_allocated, most_allocated,
+from .resource_allocation import (ResourceAllocationScorer, ResourceScoring, least_allocated, most_allocated,
                                   requested_to_capacity_ratio)
 
 __all__ = ["NAME", "NodeResourcesFit", "insufficient_resources"]
@@ -62,7 +62,7 @@ def insufficient_resources(pod: PodInfo, node_info: NodeInfo, ignored: frozenset
     return reasons
 
 
-class NodeResourcesFit:
+class NodeResourcesFit(ResourceScoring):
     """Args (``NodeResourcesFitArgs``): ``ignoredResources``, ``ignoredResourceGroups``,
     ``scoringStrategy: {type, resources, requestedToCapacityRatio: {shape}}``.
 
@@ -71,6 +71,7 @@ class NodeResourcesFit:
     """
 
     name = NAME
+    pre_score_key = _PRE_SCORE_KEY
 
     def __init__(self, args: Mapping[str, Any] | None = None, handle: Any = None) -> None:
         args = args or {}
@@ -115,19 +116,3 @@ class NodeResourcesFit:
         flt = self.filter
         return [None if ok else flt(state, pod, ni) for ni, ok in zip(nodes, roomy)]
 
-    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
-        state.write(_PRE_SCORE_KEY, self.scorer.pod_request_list(pod))
-        return None
-
-    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
-        reqs = state.read(_PRE_SCORE_KEY)
-        if reqs is None:
-            reqs = self.scorer.pod_request_list(pod)
-        return self.scorer.score(node_info, reqs), None
-
-    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
-        """:meth:`score` for every node."""
-        reqs = state.read(_PRE_SCORE_KEY)
-        if reqs is None:
-            reqs = self.scorer.pod_request_list(pod)
-        return self.scorer.score_nodes(nodes, reqs)

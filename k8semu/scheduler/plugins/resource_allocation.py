@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping, Sequence
 from ..framework import MAX_NODE_SCORE
 from ..types import CPU, MEMORY, EPHEMERAL_STORAGE, NodeInfo, NodeMemo, PodInfo, is_scalar_resource
 
-__all__ = ["ResourceAllocationScorer", "least_allocated", "most_allocated",
+__all__ = ["ResourceAllocationScorer", "ResourceScoring", "least_allocated", "most_allocated",
            "requested_to_capacity_ratio", "balanced_allocation", "MAX_CUSTOM_PRIORITY_SCORE"]
 
 MAX_CUSTOM_PRIORITY_SCORE = 10
@@ -232,3 +232,27 @@ class ResourceAllocationScorer:
                 requested.append(req)
                 allocatable.append(alloc)
         return self.scorer(requested, allocatable)
+
+
+class ResourceScoring:
+    """PreScore / Score / batch score of a plugin that scores through a
+    :class:`ResourceAllocationScorer` (NodeResourcesFit, NodeResourcesBalancedAllocation):
+    the pod's request list is computed once per cycle in PreScore, under ``pre_score_key``."""
+
+    scorer: ResourceAllocationScorer
+    pre_score_key: str
+
+    def pre_score(self, state: Any, pod: PodInfo, nodes: Sequence[NodeInfo]) -> None:
+        state.write(self.pre_score_key, self.scorer.pod_request_list(pod))
+        return None
+
+    def _requests(self, state: Any, pod: PodInfo) -> list[int]:
+        reqs = state.read(self.pre_score_key)
+        return self.scorer.pod_request_list(pod) if reqs is None else reqs
+
+    def score(self, state: Any, pod: PodInfo, node_info: NodeInfo) -> tuple[int, None]:
+        return self.scorer.score(node_info, self._requests(state, pod)), None
+
+    def score_nodes(self, state: Any, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
+        """:meth:`score` for every node."""
+        return self.scorer.score_nodes(nodes, self._requests(state, pod))
