@@ -52,6 +52,8 @@ __all__ = [
     "POD_DELETION_COST_ANNOTATION",
     "fnv32a",
     "TriggerTimeTracker",
+    "REVISION_HASH_LABEL",
+    "new_controller_revision",
     "safe_encode_string",
     "compute_hash",
     "ControllerExpectations",
@@ -511,3 +513,20 @@ class TriggerTimeTracker:
 
     def forget(self, key: str) -> None:
         self._state.pop(key, None)
+
+
+#: the label naming a pod's ControllerRevision (DaemonSet, StatefulSet)
+REVISION_HASH_LABEL = "controller-revision-hash"
+
+
+def new_controller_revision(owner: dict[str, Any], name: str, hash_label: str, data: Any,
+                            revision: int) -> dict[str, Any]:
+    """A ControllerRevision of ``owner`` (as upstream's ``history.NewControllerRevision``):
+    the template's labels plus ``controller-revision-hash``, a controller reference, ``data``."""
+    meta = owner.get("metadata") or {}
+    labels = dict((((owner.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels") or {})
+    labels[REVISION_HASH_LABEL] = hash_label
+    return {"apiVersion": "apps/v1", "kind": "ControllerRevision",
+            "metadata": {"name": name, "namespace": meta.get("namespace"), "labels": labels,
+                         "ownerReferences": [new_controller_ref(owner)]},
+            "data": data, "revision": revision}

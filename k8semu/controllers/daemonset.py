@@ -47,7 +47,9 @@ from .controller_utils import (
     ControllerExpectations,
     compute_hash,
     is_pod_available,
+    REVISION_HASH_LABEL,
     new_controller_ref,
+    new_controller_revision,
     pod_key,
 )
 
@@ -63,7 +65,6 @@ __all__ = [
 
 Obj = dict[str, Any]
 
-REVISION_HASH_LABEL = "controller-revision-hash"
 #: Failed daemon pods are replaced after a back-off of 1 s doubling to 15 minutes.
 FAILED_POD_BACKOFF = 1.0
 MAX_FAILED_POD_BACKOFF = 900.0
@@ -339,12 +340,7 @@ class DaemonSetController(Component):
                     self.api.update("controllerrevisions.apps", {**r, "revision": top + 1}, ctx=self.ctx,
                                     field_validation="Ignore")
                 return hash_
-        labels = dict((((ds.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels") or {})
-        labels[REVISION_HASH_LABEL] = hash_
-        body = {"apiVersion": "apps/v1", "kind": "ControllerRevision",
-                "metadata": {"name": name, "namespace": _meta(ds).get("namespace"), "labels": labels,
-                             "ownerReferences": [new_controller_ref(ds)]},
-                "data": data, "revision": top + 1}
+        body = new_controller_revision(ds, name, hash_, data, top + 1)
         try:
             self.api.create("controllerrevisions.apps", body, namespace=_meta(ds).get("namespace"), ctx=self.ctx,
                             field_validation="Ignore")

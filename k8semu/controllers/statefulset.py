@@ -45,7 +45,8 @@ from ..api.selectors import selector_from_label_selector
 from ..client.component import Component
 from ..client.events import NORMAL, WARNING, EventRecorder
 from ..client.informer import EventHandler, meta_namespace_key
-from .controller_utils import compute_hash, is_pod_available, new_controller_ref
+from .controller_utils import (REVISION_HASH_LABEL, compute_hash, is_pod_available, new_controller_ref,
+                               new_controller_revision)
 
 __all__ = [
     "StatefulSetController",
@@ -61,7 +62,6 @@ Obj = dict[str, Any]
 
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
-REVISION_HASH_LABEL = "controller-revision-hash"
 
 
 def _meta(o: Obj) -> Obj:
@@ -257,12 +257,7 @@ class StatefulSetController(Component):
                     return self.api.update("controllerrevisions.apps", {**r, "revision": top + 1}, ctx=self.ctx,
                                            field_validation="Ignore")
                 return r
-        labels = dict((((sts.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels") or {})
-        labels[REVISION_HASH_LABEL] = name
-        body = {"apiVersion": "apps/v1", "kind": "ControllerRevision",
-                "metadata": {"name": name, "namespace": _meta(sts).get("namespace"), "labels": labels,
-                             "ownerReferences": [new_controller_ref(sts)]},
-                "data": data, "revision": top + 1}
+        body = new_controller_revision(sts, name, name, data, top + 1)
         try:
             return self.api.create("controllerrevisions.apps", body, namespace=_meta(sts).get("namespace"),
                                    ctx=self.ctx, field_validation="Ignore")
