@@ -70,6 +70,8 @@ SCENARIOS: dict[str, dict[str, int]] = {
     "c": {"nodes": 5000, "deployments": 1500, "replicas": 100},
     # a smoke size for trying the script
     "tiny": {"nodes": 10, "deployments": 5, "replicas": 4},
+    # a mid size to profile the per-node fan-out
+    "m": {"nodes": 250, "deployments": 25, "replicas": 40},
 }
 
 

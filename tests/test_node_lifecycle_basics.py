@@ -3,11 +3,13 @@ a stopped kubelet goes quiet and a restarted one adopts its running pods."""
 
 from __future__ import annotations
 
+import pytest
+
 from k8semu.api.meta import parse_time
 from k8semu.controllers.nodeipam import NodeIPAMController
 from k8semu.sim.cluster import Cluster
 from k8semu.sim.components import default_factories
-from k8semu.sim.config import ClusterConfig
+from k8semu.sim.config import ClusterConfig, ConfigError
 from k8semu.sim.runtime import run_cluster
 
 
@@ -91,6 +93,22 @@ def test_nodes_outside_the_config_get_the_next_free_cidr():
         assert api.get("nodes", "extra")["spec"]["podCIDR"] == "10.244.2.0/24"
 
     run_cluster(c, body, {"node-ipam-controller": lambda: NodeIPAMController(api, c.nodes)})
+
+
+def test_a_cluster_over_256_nodes_gets_a_pod_subnet_with_a_cidr_for_every_node():
+    big = ClusterConfig.from_dict({"nodes": [{"count": 1000}]})
+    assert big.pod_cidr == "10.128.0.0/14"
+    assert ClusterConfig.from_dict({"nodes": [{"count": 5000}]}).pod_cidr == "10.128.0.0/11"
+    assert ClusterConfig.default().pod_cidr == "10.244.0.0/16"
+    ipam = NodeIPAMController(Cluster.create(seed=3).api, big)
+    assert ipam.cidr_for("node-1000") == "10.131.231.0/24"  # the 1000th /24
+    chosen = ClusterConfig.from_dict({"podSubnet": "10.32.0.0/12", "nodes": [{"count": 3}]})
+    assert chosen.pod_cidr == "10.32.0.0/12"
+    assert ClusterConfig.from_header(chosen.to_dict()).pod_cidr == "10.32.0.0/12"
+    with pytest.raises(ConfigError, match=r"cfg.yaml: podSubnet: 10.1.0.0/24 has fewer /24s than the 3 nodes"):
+        ClusterConfig.from_dict({"podSubnet": "10.1.0.0/24", "nodes": [{"count": 3}]}, "cfg.yaml")
+    with pytest.raises(ConfigError, match=r"cfg.yaml: podSubnet: "):
+        ClusterConfig.from_dict({"podSubnet": "10.1.0.300/16"}, "cfg.yaml")
 
 
 def test_stopped_kubelet_goes_quiet_and_a_restarted_one_adopts_running_pods():

@@ -112,6 +112,16 @@ def _kind_key(obj: dict[str, Any]) -> str:
     return f"{obj.get('apiVersion')}/{obj.get('kind')}"
 
 
+def _pod_node_name(rec: Record) -> str:
+    """A pod record's ``spec.nodeName`` (``""`` while unscheduled)."""
+    return (rec.object.get("spec") or {}).get("nodeName") or ""
+
+
+def _key_name(rec: Record) -> str:
+    """The object name in a record's key (no decoding)."""
+    return rec.key.rsplit("/", 1)[1]
+
+
 class APIServer:
     """The emulated kube-apiserver core over one :class:`~k8semu.store.EventLog`.
 
@@ -145,6 +155,10 @@ class APIServer:
         from .admission import default_admission_chain
 
         self.admission = default_admission_chain(self)
+        # the watch cache's indexes (upstream: the pods' NodeNameTriggerFunc), so one
+        # kubelet's watch costs nothing on another node's pod writes
+        log.add_watch_index("pods", "spec.nodeName", _pod_node_name)
+        log.add_watch_index("nodes", "metadata.name", _key_name)
         self._authorizer = None
         self._authz_cache: dict[tuple, bool] = {}
         self._authz_generation = -1
@@ -481,6 +495,7 @@ class APIServer:
         self._authz(ctx, "watch", info, ns)
         match = self._matcher(info, label_selector, field_selector)
         prefix = info.prefix(ns)
+        index = self._watch_index(info, field_selector)
         initial: list[Record] = []
         if resource_version in (None, "", "0") or send_initial_events:
             after = self.log.revision
@@ -488,10 +503,21 @@ class APIServer:
         else:
             after = self._read_revision(resource_version) or 0
         try:
-            w = self.log.watch(prefix, after=after, bookmarks=allow_bookmarks)
+            w = self.log.watch(prefix, after=after, bookmarks=allow_bookmarks, index=index)
         except Compacted as e:
             raise errors.Expired(e.requested, e.compacted) from None
         return self._watch_stream(w, initial, match, info)
+
+    @staticmethod
+    def _watch_index(info: ResourceInfo, field_selector: str | None) -> tuple[str, str] | None:
+        """The watch index a field selector can use: ``("spec.nodeName", "node-1")`` or None."""
+        if not field_selector or info.group or info.plural not in ("pods", "nodes"):
+            return None
+        from . import selectors
+
+        field = "spec.nodeName" if info.plural == "pods" else "metadata.name"
+        value = selectors.parse_field_selector(field_selector).requires_exact_match(field)
+        return None if value is None else (field, value)
 
     async def _watch_stream(self, w, initial, match, info) -> AsyncIterator[WatchEvent]:
         for rec in initial:

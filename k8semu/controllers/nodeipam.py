@@ -33,7 +33,8 @@ class NodeIPAMController(Component):
     Args:
         api: the API server.
         config: the cluster's :class:`~k8semu.sim.config.ClusterConfig` (node order), or None.
-        cluster_cidr: the cluster's pod network.
+        cluster_cidr: the cluster's pod network (default: the configuration's
+            ``pod_cidr``, else ``10.244.0.0/16``).
 
     Identity: upstream runs as the ``node-controller`` service account, bound
     to ``system:controller:node-controller``; that role is not in this
@@ -42,9 +43,11 @@ class NodeIPAMController(Component):
 
     name = "node-ipam-controller"
 
-    def __init__(self, api: Any, config: Any = None, cluster_cidr: str = CLUSTER_CIDR) -> None:
+    def __init__(self, api: Any, config: Any = None, cluster_cidr: str | None = None) -> None:
         super().__init__(api, "node-ipam-controller", admin())
         self.config = config
+        if cluster_cidr is None:
+            cluster_cidr = config.pod_cidr if config is not None else CLUSTER_CIDR
         self.cidr = ipaddress.ip_network(cluster_cidr)
         self.subnets = list(self.cidr.subnets(new_prefix=NODE_CIDR_MASK))
         self.nodes = self.informer("nodes")

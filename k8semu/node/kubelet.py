@@ -976,7 +976,7 @@ class Kubelet(Component):
     """
 
     def __init__(self, api: Any, node_cfg: Any, *, behaviour: Any = None, pull_scale: float = 1.0,
-                 static_pods: bool = True) -> None:
+                 static_pods: bool = True, cluster_cidr: str | None = None) -> None:
         super().__init__(api, f"kubelet/{node_cfg.name}", node_user(node_cfg.name))
         self.cfg = node_cfg
         self.node_name = node_cfg.name
@@ -993,7 +993,7 @@ class Kubelet(Component):
         from .static_pods import StaticPodSource
 
         # the "file" source: kubeadm's static pods (none in a cluster made without kubeadm's addons)
-        self.static_pods = StaticPodSource(self, None if static_pods else [])
+        self.static_pods = StaticPodSource(self, None if static_pods else [], cluster_cidr=cluster_cidr)
         self.pods = self.informer("pods", field_selector=f"spec.nodeName={node_cfg.name}")
         self.nodes = self.informer("nodes", field_selector=f"metadata.name={node_cfg.name}")
         self.pods.add_event_handler(EventHandler(self._on_add, self._on_update, self._on_delete))

@@ -102,7 +102,7 @@ def _k8s_volumes(extra: list[Obj] = ()) -> tuple[list[Obj], list[Obj]]:
     return sorted(vols, key=lambda v: v["name"]), mounts
 
 
-def static_pod_manifests(node_name: str, address: str) -> list[Obj]:
+def static_pod_manifests(node_name: str, address: str, cluster_cidr: str = POD_CIDR) -> list[Obj]:
     """The four manifests ``kubeadm init`` (v1.33) writes on control-plane node ``node_name``
     advertising ``address``, in file-name order: etcd, kube-apiserver,
     kube-controller-manager, kube-scheduler."""
@@ -194,7 +194,7 @@ def static_pod_manifests(node_name: str, address: str) -> list[Obj]:
             "--authorization-kubeconfig=/etc/kubernetes/controller-manager.conf",
             "--bind-address=127.0.0.1",
             "--client-ca-file=/etc/kubernetes/pki/ca.crt",
-            f"--cluster-cidr={POD_CIDR}",
+            f"--cluster-cidr={cluster_cidr}",
             "--cluster-name=kubernetes",
             "--cluster-signing-cert-file=/etc/kubernetes/pki/ca.crt",
             "--cluster-signing-key-file=/etc/kubernetes/pki/ca.key",
@@ -275,14 +275,16 @@ class StaticPodSource:
             role is ``control-plane``, none otherwise.
     """
 
-    def __init__(self, kubelet: Any, manifests: list[Obj] | None = None) -> None:
+    def __init__(self, kubelet: Any, manifests: list[Obj] | None = None, *,
+                 cluster_cidr: str | None = None) -> None:
         from .behaviour import image_pull_result
         from .runtime import Image, normalize_image
 
         self.k = kubelet
         cfg = kubelet.cfg
         if manifests is None:
-            manifests = static_pod_manifests(cfg.name, cfg.internal_ip) if cfg.role == "control-plane" else []
+            manifests = (static_pod_manifests(cfg.name, cfg.internal_ip, cluster_cidr or POD_CIDR)
+                         if cfg.role == "control-plane" else [])
         self.manifests = manifests
         for image in PRELOADED_IMAGES:  # the node image ships them (kind), or kubeadm pre-pulled them
             r = image_pull_result(image)

@@ -115,6 +115,6 @@ def default_factories(cluster: Any) -> dict[str, Factory]:
         if node.name in stopped:
             continue
         kubelet, proxy = node_components(node.name)
-        factories[kubelet] = (lambda n=node: Kubelet(api, n, static_pods=kubeadm))
-        factories[proxy] = (lambda n=node.name: KubeProxy(api, n, seed=cluster.seed, cluster_cidr="10.244.0.0/16"))
+        factories[kubelet] = (lambda n=node: Kubelet(api, n, static_pods=kubeadm, cluster_cidr=config.pod_cidr))
+        factories[proxy] = (lambda n=node.name: KubeProxy(api, n, seed=cluster.seed, cluster_cidr=config.pod_cidr))
     return factories

@@ -15,20 +15,28 @@ A configuration file is YAML (read with ruamel.yaml)::
         taints: [{key: dedicated, value: gpu, effect: NoSchedule}]
       - count: 3                 # node-2 … node-4 with the defaults
     imagePullSeconds: 2          # optional: scales every image's virtual pull time
+    podSubnet: 10.244.0.0/16     # optional: the cluster CIDR nodes' /24 podCIDRs come from
 
 Defaults (``ClusterConfig.default()``): one ``control-plane`` node (tainted
 ``node-role.kubernetes.io/control-plane:NoSchedule``) and three workers
 ``node-1`` … ``node-3``, each with 4 CPU, 8 Gi memory and 110 pods, labelled
 ``kubernetes.io/hostname``, ``kubernetes.io/os=linux``, ``kubernetes.io/arch=amd64``.
 Node *i* (0 = the first node) gets the InternalIP ``172.18.0.<i+2>`` (as kind's
-Docker network) and, through the node IPAM controller, the podCIDR
-``10.244.<i>.0/24``.
+Docker network) and, through the node IPAM controller, the *i*-th ``/24`` of the
+pod subnet as its podCIDR: ``10.244.<i>.0/24`` with the default ``10.244.0.0/16``
+(kind's and flannel's), which has room for 256 nodes. A larger cluster without
+``podSubnet`` gets the smallest ``10.128.0.0/N`` with a ``/24`` for every node
+(``10.128.0.0/14`` for 1,000 nodes, ``/11`` for 5,000), clear of the Service
+range ``10.96.0.0/12``.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+import ipaddress
+import math
 
 import attrs
 
@@ -89,6 +97,20 @@ class ClusterConfig:
 
     nodes: tuple[NodeConfig, ...]
     image_pull_seconds: float | None = None
+    pod_subnet: str | None = None
+    _positions: dict[str, int] = attrs.field(init=False, eq=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "_positions", {n.name: i for i, n in enumerate(self.nodes)})
+
+    @property
+    def pod_cidr(self) -> str:
+        """The cluster CIDR (kube-controller-manager's and kube-proxy's ``--cluster-cidr``)."""
+        if self.pod_subnet:
+            return self.pod_subnet
+        if len(self.nodes) <= 256:
+            return "10.244.0.0/16"
+        return f"10.128.0.0/{24 - math.ceil(math.log2(len(self.nodes)))}"
 
     @classmethod
     def default(cls, workers: int = 3) -> "ClusterConfig":
@@ -133,11 +155,21 @@ class ClusterConfig:
         """Build from a parsed YAML/JSON mapping (``nodes`` plus global knobs)."""
         if not isinstance(data, dict):
             raise ConfigError(f"{source}: must be a mapping")
-        unknown = set(data) - {"kind", "apiVersion", "nodes", "imagePullSeconds"}
+        unknown = set(data) - {"kind", "apiVersion", "nodes", "imagePullSeconds", "podSubnet"}
         if unknown:
             raise ConfigError(f"{source}: unknown field {sorted(unknown)[0]!r}")
         cfg = cls._numbered(list(data.get("nodes") or []), source) if data.get("nodes") else cls.default()
-        return attrs.evolve(cfg, image_pull_seconds=data.get("imagePullSeconds"))
+        subnet = data.get("podSubnet")
+        if subnet is not None:
+            try:
+                net = ipaddress.IPv4Network(str(subnet))
+            except ValueError as e:
+                raise ConfigError(f"{source}: podSubnet: {e}") from None
+            if 2 ** (24 - min(net.prefixlen, 24)) < len(cfg.nodes) or net.prefixlen > 24:
+                raise ConfigError(f"{source}: podSubnet: {subnet} has fewer /24s than the "
+                                  f"{len(cfg.nodes)} nodes")
+            subnet = str(net)
+        return attrs.evolve(cfg, image_pull_seconds=data.get("imagePullSeconds"), pod_subnet=subnet)
 
     @classmethod
     def load(cls, path: str | Path) -> "ClusterConfig":
@@ -162,6 +194,8 @@ class ClusterConfig:
         out: dict[str, Any] = {"nodes": [n.to_dict() for n in self.nodes]}
         if self.image_pull_seconds is not None:
             out["imagePullSeconds"] = self.image_pull_seconds
+        if self.pod_subnet is not None:
+            out["podSubnet"] = self.pod_subnet
         return out
 
     @classmethod
@@ -173,7 +207,7 @@ class ClusterConfig:
             NodeConfig(**{**n, "taints": tuple(n.get("taints") or ()), "labels": dict(n.get("labels") or {})})
             for n in data["nodes"]
         )
-        return cls(nodes, data.get("imagePullSeconds"))
+        return cls(nodes, data.get("imagePullSeconds"), data.get("podSubnet"))
 
     def node(self, name: str) -> NodeConfig:
         for n in self.nodes:
@@ -182,11 +216,12 @@ class ClusterConfig:
         raise KeyError(name)
 
     def index(self, name: str) -> int:
-        """Position of the node (0 = first): its IP is 172.18.0.<index+2>, its podCIDR 10.244.<index>.0/24."""
-        for i, n in enumerate(self.nodes):
-            if n.name == name:
-                return i
-        raise KeyError(name)
+        """Position of the node (0 = first): its IP is 172.18.0.<index+2>, its podCIDR the index-th /24.
+
+        Raises:
+            KeyError: no node has that name.
+        """
+        return self._positions[name]
 
 
 def _node(name: str, entry: dict[str, Any], index: int) -> NodeConfig:

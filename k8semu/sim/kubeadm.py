@@ -84,7 +84,7 @@ COREFILE = """.:53 {
 """
 
 
-def _cluster_configuration(endpoint: str) -> str:
+def _cluster_configuration(endpoint: str, pod_cidr: str) -> str:
     return f"""apiServer: {{}}
 apiVersion: kubeadm.k8s.io/v1beta4
 caCertificateValidityPeriod: 87600h0m0s
@@ -103,7 +103,7 @@ kind: ClusterConfiguration
 kubernetesVersion: {KUBERNETES_VERSION}
 networking:
   dnsDomain: cluster.local
-  podSubnet: {POD_CIDR}
+  podSubnet: {pod_cidr}
   serviceSubnet: {SERVICE_CIDR}
 proxy: {{}}
 scheduler: {{}}
@@ -160,7 +160,10 @@ syncFrequency: 0s
 volumeStatsAggPeriod: 0s
 """
 
-KUBE_PROXY_CONFIGURATION = f"""apiVersion: kubeproxy.config.k8s.io/v1alpha1
+
+def _kube_proxy_configuration(pod_cidr: str) -> str:
+    """kube-proxy's KubeProxyConfiguration as kubeadm writes it (``config.conf``)."""
+    return f"""apiVersion: kubeproxy.config.k8s.io/v1alpha1
 bindAddress: 0.0.0.0
 bindAddressHardFail: false
 clientConnection:
@@ -169,7 +172,7 @@ clientConnection:
   contentType: ""
   kubeconfig: /var/lib/kube-proxy/kubeconfig.conf
   qps: 0
-clusterCIDR: {POD_CIDR}
+clusterCIDR: {pod_cidr}
 configSyncPeriod: 0s
 conntrack:
   maxPerCore: null
@@ -266,9 +269,10 @@ def _crb(name: str, role: str, subjects: list[Obj]) -> Obj:
             "subjects": subjects}
 
 
-def kubeadm_objects(endpoint: str) -> list[Obj]:
+def kubeadm_objects(endpoint: str, pod_cidr: str = POD_CIDR) -> list[Obj]:
     """The objects :func:`bootstrap_kubeadm` creates, in creation order, for a control plane
-    at address ``endpoint`` (the first control-plane node's InternalIP)."""
+    at address ``endpoint`` (the first control-plane node's InternalIP) and a cluster
+    CIDR ``pod_cidr``."""
     dns_labels = {"k8s-app": "kube-dns"}
     coredns_deploy = {
         "apiVersion": "apps/v1", "kind": "Deployment",
@@ -390,7 +394,7 @@ def kubeadm_objects(endpoint: str) -> list[Obj]:
         ],
     }
     return [
-        _cm("kubeadm-config", {"ClusterConfiguration": _cluster_configuration(endpoint)}),
+        _cm("kubeadm-config", {"ClusterConfiguration": _cluster_configuration(endpoint, pod_cidr)}),
         _cm("kubelet-config", {"kubelet": KUBELET_CONFIGURATION}),
         _cm("cluster-info", {"kubeconfig": _cluster_info(endpoint)}, namespace="kube-public"),
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "coredns", "namespace": "kube-system"}},
@@ -403,7 +407,7 @@ def kubeadm_objects(endpoint: str) -> list[Obj]:
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "kube-proxy", "namespace": "kube-system"}},
         _crb("kubeadm:node-proxier", "system:node-proxier",
              [{"kind": "ServiceAccount", "name": "kube-proxy", "namespace": "kube-system"}]),
-        _cm("kube-proxy", {"config.conf": KUBE_PROXY_CONFIGURATION, "kubeconfig.conf": _kube_proxy_kubeconfig(endpoint)},
+        _cm("kube-proxy", {"config.conf": _kube_proxy_configuration(pod_cidr), "kubeconfig.conf": _kube_proxy_kubeconfig(endpoint)},
             labels={"app": "kube-proxy"}),
         kube_proxy,
     ]
@@ -434,7 +438,7 @@ def bootstrap_kubeadm(cluster: Any) -> None:
     """Create kubeadm's kube-system addons in ``cluster`` (skipping any that exist), as ``kubeadm``."""
     api = cluster.api
     ctx = RequestContext(admin(), KUBEADM_ACTOR)
-    for obj in kubeadm_objects(_endpoint(cluster)):
+    for obj in kubeadm_objects(_endpoint(cluster), cluster.nodes.pod_cidr):
         info = by_kind(obj["apiVersion"], obj["kind"])
         meta = obj["metadata"]
         if api.log.get(info.key(meta.get("namespace"), meta["name"])) is not None:

@@ -476,6 +476,7 @@ class EventLog:
         """Fold one record into the in-memory state (used by writes and by replay)."""
         key = rec.key
         prev = self._live.get(key)
+        prev_values = self._hub.index_values(prev)  # before prev's object is released
         if rec.type == ADDED:
             if prev is not None:
                 raise ValueError(f"revision {rec.revision}: ADDED {key}, which exists")
@@ -507,6 +508,7 @@ class EventLog:
                 lst.append(rec)
         for fn in self._listeners:
             fn(rec)
+        self._hub.push(rec, prev_values)
         self._hub.notify(rec.key)
 
     # ------------------------------------------------------------------ compaction
@@ -557,15 +559,28 @@ class EventLog:
             self._writer.append_line(entry)
 
     # ------------------------------------------------------------------ watch
-    def watch(self, prefix: str, after: int | None = None, *, bookmarks: bool = False):
+    def watch(self, prefix: str, after: int | None = None, *, bookmarks: bool = False,
+              index: tuple[str, str] | None = None):
         """Watch writes under ``prefix`` with revision > ``after`` (default: the head).
 
         Returns a :class:`k8semu.store.watch.Watch`, an async iterator of records.
+        ``index=(field, value)`` on a resource with that watch index (see
+        :meth:`add_watch_index`) delivers only the records whose new or
+        previous version has ``value`` — a superset of what a selector on the
+        field matches, at a cost independent of the other watches.
 
         Raises:
             Compacted: ``after`` is older than the compact revision.
         """
-        return self._hub.watch(prefix, self._revision if after is None else after, bookmarks)
+        return self._hub.watch(prefix, self._revision if after is None else after, bookmarks, index)
+
+    def add_watch_index(self, resource: str, field: str, fn: Callable[[Record], str]) -> None:
+        """Index watches on ``resource`` (``"pods"``) by ``field``, whose value ``fn(record)`` gives.
+
+        ``fn`` must be cheap and pure (it runs on every write to the resource,
+        and on the replaced version before its object is released).
+        """
+        self._hub.add_index(resource, field, fn)
 
     def add_listener(self, fn: Callable[[Record], None]) -> None:
         """Call ``fn(record)`` synchronously after each record is applied."""

@@ -105,7 +105,8 @@ class LogView:
 
     Provides the read side of the store's interface (``get``, ``range``,
     ``history``, ``records``, ``record``, ``count``, ``keys``, ``revision``,
-    ``compact_revision``, ``header``, ``clock``); ``add_listener`` is a no-op
+    ``compact_revision``, ``header``, ``clock``); ``add_listener`` and
+    ``add_watch_index`` are no-ops
     (nothing is ever written) and the write methods raise ``PermissionError``.
     """
 
@@ -159,6 +160,9 @@ class LogView:
         return [r for r in self.base.records(after, prefix) if r.revision <= self._rev]
 
     def add_listener(self, fn: Any) -> None:  # nothing is written, so nothing to hear
+        pass
+
+    def add_watch_index(self, resource: str, field: str, fn: Any) -> None:  # no watches, no index
         pass
 
     def remove_listener(self, fn: Any) -> None:
