@@ -96,19 +96,37 @@ def daemon_tolerations(pod_spec: Obj) -> list[Obj]:
     return tols
 
 
+# (uid, generation) -> what node_should_run needs from the template: a sync asks it of
+# every node, and the template only changes with the generation
+_PLACEMENTS: dict[tuple[str, int], tuple[Obj, RequiredNodeAffinity, list[Obj]]] = {}
+
+
+def _placement(ds: Obj) -> tuple[Obj, RequiredNodeAffinity, list[Obj]]:
+    meta = _meta(ds)
+    key = (meta.get("uid"), meta.get("generation"))
+    found = _PLACEMENTS.get(key) if key[0] else None  # type: ignore[arg-type]
+    if found is None:
+        pod_spec = ((ds.get("spec") or {}).get("template") or {}).get("spec") or {}
+        found = (pod_spec, RequiredNodeAffinity({"spec": pod_spec}), daemon_tolerations(pod_spec))
+        if key[0]:
+            if len(_PLACEMENTS) > 256:
+                _PLACEMENTS.clear()
+            _PLACEMENTS[key] = found  # type: ignore[index]
+    return found
+
+
 def node_should_run(ds: Obj, node: Obj) -> tuple[bool, bool]:
     """``(shouldRun, shouldContinueRunning)`` for ``ds`` on ``node``, as upstream's
     ``NodeShouldRunDaemonPod``: a wrong ``spec.nodeName`` or failed node
     selector / affinity means neither; an untolerated ``NoExecute`` taint
     means neither; an untolerated ``NoSchedule`` taint means a pod already
     there may stay but no new one is made."""
-    pod_spec = ((ds.get("spec") or {}).get("template") or {}).get("spec") or {}
+    pod_spec, affinity, tols = _placement(ds)
     name = _meta(node).get("name")
     if pod_spec.get("nodeName") and pod_spec["nodeName"] != name:
         return False, False
-    if not RequiredNodeAffinity({"spec": pod_spec}).matches(node):
+    if not affinity.matches(node):
         return False, False
-    tols = daemon_tolerations(pod_spec)
     untolerated = [t for t in (node.get("spec") or {}).get("taints") or []
                    if t.get("effect") in ("NoSchedule", "NoExecute") and not tolerations_tolerate_taint(tols, t)]
     if any(t.get("effect") == "NoExecute" for t in untolerated):

@@ -2,10 +2,15 @@
 
 One :class:`KubeProxy` runs per node (actor ``kube-proxy/<node>``). It keeps
 informers on Services, EndpointSlices and Nodes (the latter only for NodePort
-addresses) and, whenever one of them changes, rebuilds the node's
-:class:`~k8semu.node.proxy.ProxyTable` with :func:`~k8semu.node.proxy.build_rules`
-— what upstream's ``syncProxyRules`` would program. It never writes to the
-API, so it leaves no trace in the log.
+addresses) and, whenever one of them changes, syncs (at most once per
+``--iptables-min-sync-period``, 1 s): the node's
+:class:`~k8semu.node.proxy.ProxyTable` — what upstream's ``syncProxyRules``
+would program — is rebuilt from the caches with
+:func:`~k8semu.node.proxy.build_rules`. Nothing in the emulator reads a node's
+rules except :attr:`KubeProxy.table` and :meth:`KubeProxy.route`, so the
+rebuild is done when one of them is next used, not at every sync: a
+5,000-node cluster does not compute 5,000 tables per Service change that
+nobody looks at. It never writes to the API, so it leaves no trace in the log.
 
 Routing (:meth:`KubeProxy.route`) draws from a per-node RNG seeded with
 ``f"{seed}:{node}"`` (SHA-512 of the string, independent of
@@ -84,17 +89,16 @@ class KubeProxy(Component):
             if wait > 0:
                 await trio.sleep(wait)
             if self._dirty:
-                self.sync()
+                self.syncs += 1  # the rules are built on next use (see the module docstring)
                 last_sync = self.api.now
 
     def sync(self) -> ProxyTable:
-        """Rebuild the table from the caches now (upstream ``syncProxyRules``)."""
+        """Rebuild the table from the caches now (upstream ``syncProxyRules``'s rules)."""
         node_ips = {n["metadata"]["name"]: ip for n in self.nodes.indexer.list()
                     if (ip := node_internal_ip(n)) is not None}
         self._table = build_rules(self.node_name, self.services.indexer.list(), self.slices.indexer.list(),
                                   node_ips, cluster_cidr=self.cluster_cidr)
         self._dirty = False
-        self.syncs += 1
         return self._table
 
     @property

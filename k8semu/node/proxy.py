@@ -56,6 +56,7 @@ order is sorted, randomness comes only from the ``random.Random`` passed in.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import ipaddress
 import random
@@ -102,10 +103,17 @@ def service_chain_name(svc_port_name: str, protocol: str, prefix: str = "KUBE-SV
     return prefix + port_proto_hash(svc_port_name, protocol)
 
 
+@functools.lru_cache(maxsize=65536)
 def endpoint_chain_name(svc_port_name: str, protocol: str, endpoint: str) -> str:
     """Upstream ``servicePortEndpointChainName``: ``KUBE-SEP-`` + hash of name+protocol+``ip:port``."""
     digest = hashlib.sha256((svc_port_name + protocol.lower() + endpoint).encode()).digest()
     return "KUBE-SEP-" + base64.b32encode(digest).decode()[:16]
+
+
+@functools.lru_cache(maxsize=65536)
+def _canonical_ip(ip: str) -> str:
+    """An address in canonical form (``ValueError`` if malformed)."""
+    return str(ipaddress.ip_address(ip))
 
 
 def _join_host_port(ip: str, port: int) -> str:
@@ -349,7 +357,7 @@ def _slice_endpoints(slices: Iterable[dict], node_name: str
                 addrs = ep.get("addresses") or []
                 if not addrs:
                     continue
-                ip = str(ipaddress.ip_address(addrs[0]))
+                ip = _canonical_ip(addrs[0])
                 cond = ep.get("conditions") or {}
                 ready = _bool(cond.get("ready"), True)
                 ref = ep.get("targetRef") or {}
