@@ -29,6 +29,8 @@ import copy
 import re
 from typing import Any
 
+from .meta import copy_object
+
 __all__ = ["apply_defaults", "job_prepare_for_create", "default_pull_policy"]
 
 _RBAC_GROUP = "rbac.authorization.k8s.io"
@@ -653,7 +655,7 @@ def apply_defaults(obj: dict[str, Any]) -> dict[str, Any]:
     ``SetDefaults_*`` functions of pkg/apis/*/v1 (and autoscaling/v2), plus
     the registry-strategy fills documented in the module docstring.
     """
-    out = copy.deepcopy(obj)
+    out = copy_object(obj)
     fn = _BY_KIND.get((out.get("apiVersion"), out.get("kind")))
     if fn is not None:
         fn(out)

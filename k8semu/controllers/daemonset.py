@@ -96,22 +96,22 @@ def daemon_tolerations(pod_spec: Obj) -> list[Obj]:
     return tols
 
 
-# (uid, generation) -> what node_should_run needs from the template: a sync asks it of
-# every node, and the template only changes with the generation
-_PLACEMENTS: dict[tuple[str, int], tuple[Obj, RequiredNodeAffinity, list[Obj]]] = {}
+# DaemonSet uid -> (its template's pod spec, what node_should_run needs of it): a sync asks
+# it of every node. A hit needs the very same pod-spec dict (informer caches share one
+# per version), so another version, or another cluster reusing a seeded uid, recomputes.
+_PLACEMENTS: dict[str, tuple[Obj, RequiredNodeAffinity, list[Obj]]] = {}
 
 
 def _placement(ds: Obj) -> tuple[Obj, RequiredNodeAffinity, list[Obj]]:
-    meta = _meta(ds)
-    key = (meta.get("uid"), meta.get("generation"))
-    found = _PLACEMENTS.get(key) if key[0] else None  # type: ignore[arg-type]
-    if found is None:
-        pod_spec = ((ds.get("spec") or {}).get("template") or {}).get("spec") or {}
+    pod_spec = ((ds.get("spec") or {}).get("template") or {}).get("spec") or {}
+    uid = _meta(ds).get("uid") or ""
+    found = _PLACEMENTS.get(uid)
+    if found is None or found[0] is not pod_spec:
         found = (pod_spec, RequiredNodeAffinity({"spec": pod_spec}), daemon_tolerations(pod_spec))
-        if key[0]:
+        if uid:
             if len(_PLACEMENTS) > 256:
                 _PLACEMENTS.clear()
-            _PLACEMENTS[key] = found  # type: ignore[index]
+            _PLACEMENTS[uid] = found
     return found
 
 
