@@ -11,13 +11,17 @@ Skipped when no ``kubectl`` is on the PATH (CI has one).
 
 from __future__ import annotations
 
+import http.client
 import os
+import queue
 import re
 import shutil
 import signal
 import subprocess
 import sys
 import threading
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -235,3 +239,92 @@ def test_versioned_kubectl_smoke(server, minor):
     k("rollout", "status", f"deployment/{name}", "--timeout=60s")
     assert _rows(k("get", "pods", "-l", f"app={name}").stdout)[1][1:3] == ["1/1", "Running"]
     assert k("delete", "deployment", name).stdout == f'deployment.apps "{name}" deleted\n'
+
+
+class PortForward:
+    """A running ``kubectl port-forward`` (always killed by :meth:`stop`, by pid)."""
+
+    def __init__(self, server: Server, *args: str, binary: str | None = None) -> None:
+        exe = binary or KUBECTL
+        cache = server.tmp / ("cache-" + Path(exe).name)
+        cmd = [exe, "--kubeconfig", str(server.kubeconfig), "--cache-dir", str(cache), "port-forward", *args]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=lambda: [self.lines.put(x) for x in self.proc.stdout], daemon=True).start()
+
+    def local_port(self, remote: int = 80, timeout: float = 60) -> int:
+        """The local port of kubectl's first "Forwarding from 127.0.0.1:PORT -> REMOTE" line."""
+        line = self.lines.get(timeout=timeout)
+        m = re.fullmatch(rf"Forwarding from 127\.0\.0\.1:(\d+) -> {remote}\n", line)
+        assert m, line
+        return int(m.group(1))
+
+    def stop(self) -> str:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(10)
+        return self.proc.stderr.read()
+
+
+def _get(port: int) -> tuple[int, dict[str, str], str]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30) as resp:
+        return resp.status, dict(resp.headers), resp.read().decode()
+
+
+@pytest.fixture(scope="module")
+def pf_lab(server):
+    """The lab in its own namespace (other tests delete theirs), rolled out."""
+    k = server.kubectl
+    ns = server.tmp / "pf-namespace.yaml"
+    ns.write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: pf}\n")
+    k("apply", "-f", str(ns))
+    k("apply", "-n", "pf", "-f", WEB)
+    k("rollout", "status", "-n", "pf", "deployment/web", "--timeout=60s")
+    return k("get", "pods", "-n", "pf", "-l", "app=web", "-o", "jsonpath={.items[0].metadata.name}").stdout
+
+
+@pytest.mark.parametrize("minor", ["", "1.31"])
+def test_port_forward_to_a_pod_and_a_service(server, pf_lab, minor):
+    exe = _versioned(minor) if minor else KUBECTL
+    if exe is None:
+        pytest.skip(f"kubectl.{minor} not installed beside kubectl")
+    for target in (f"pod/{pf_lab}", "service/web"):
+        pf = PortForward(server, "-n", "pf", target, ":80", binary=exe)
+        try:
+            port = pf.local_port()
+            for _ in range(2):  # one forwarded connection each
+                status, headers, body = _get(port)
+                assert status == 200 and "<h1>Welcome to nginx!</h1>" in body
+                assert headers["Server"] == "nginx/1.30" and headers["Content-Length"] == str(len(body))
+        finally:
+            pf.stop()
+
+
+def test_port_forward_to_a_port_nothing_serves(server, pf_lab):
+    pf = PortForward(server, "-n", "pf", f"pod/{pf_lab}", ":81")
+    try:
+        port = pf.local_port(remote=81)
+        with pytest.raises((urllib.error.URLError, http.client.RemoteDisconnected, ConnectionError)):
+            _get(port)
+        assert pf.proc.wait(60) == 1  # kubectl gives up on the error, as against a real cluster
+    finally:
+        err = pf.stop()
+    uid_free = re.sub(r"[0-9a-f]{64}", "SANDBOX", err)
+    assert ('error forwarding port 81 to pod SANDBOX, uid : failed to execute portforward in network namespace '
+            '\\"/var/run/netns/cni-') in uid_free
+    assert ('failed to connect to localhost:81 inside namespace \\"SANDBOX\\", IPv4: dial tcp4 127.0.0.1:81: '
+            'connect: connection refused IPv6 dial tcp6 [::1]:81: connect: connection refused ') in uid_free
+    assert err.endswith("error: lost connection to pod\n")
+
+
+def test_port_forward_with_an_old_kubectl_says_what_it_needs(server, pf_lab):
+    exe = _versioned("1.27")
+    if exe is None:
+        pytest.skip("kubectl.1.27 not installed beside kubectl")
+    pf = PortForward(server, "-n", "pf", f"pod/{pf_lab}", ":80", binary=exe)
+    try:
+        assert pf.proc.wait(60) == 1
+    finally:
+        err = pf.stop()
+    assert err == ("error: error upgrading connection: k8semu serve: port-forward needs kubectl ≥ 1.31 "
+                   "(WebSocket); SPDY upgrades are not supported\n")

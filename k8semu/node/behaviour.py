@@ -85,6 +85,7 @@ __all__ = [
     "MAX_STEPS_PER_INSTANT",
     "Effect",
     "Exited",
+    "HTTPAnswer",
     "ImageInfo",
     "KnownImage",
     "LivenessChanged",
@@ -98,6 +99,7 @@ __all__ = [
     "build_program",
     "container_env",
     "expand_kube_vars",
+    "http_answer",
     "image_pull_result",
     "normalize_image",
     "parse_duration",
@@ -3017,3 +3019,125 @@ class Run:
             return e.code == 0
         finally:
             self.now = saved_now
+
+
+# --------------------------------------------------------------------------- answering HTTP (port-forward)
+
+_NGINX_WELCOME = """<!DOCTYPE html>
+<html>
+<head>
+<title>Welcome to nginx!</title>
+<style>
+html { color-scheme: light dark; }
+body { width: 35em; margin: 0 auto;
+font-family: Tahoma, Verdana, Arial, sans-serif; }
+</style>
+</head>
+<body>
+<h1>Welcome to nginx!</h1>
+<p>If you see this page, the nginx web server is successfully installed and
+working. Further configuration is required.</p>
+
+<p>For online documentation and support please refer to
+<a href="http://nginx.org/">nginx.org</a>.<br/>
+Commercial support is available at
+<a href="http://nginx.com/">nginx.com</a>.</p>
+
+<p><em>Thank you for using nginx.</em></p>
+</body>
+</html>
+"""
+_HTTPD_WORKS = "<html><body><h1>It works!</h1></body></html>\n"
+_REASONS = {200: "OK", 404: "Not Found", 405: "Not Allowed", 500: "Internal Server Error"}
+
+
+@attrs.frozen
+class HTTPAnswer:
+    """One HTTP/1.1 response of an emulated container: ``status`` and ``reason``, ``headers``
+    (name, value) pairs without framing headers except ``Content-Length``, and ``body`` (already
+    empty for ``HEAD``)."""
+
+    status: int
+    reason: str
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+
+
+def _web_server(program: Program) -> str | None:
+    """``"nginx"`` / ``"httpd"`` when the container runs that image's web server, else None."""
+    prog = program.argv[0].rsplit("/", 1)[-1] if program.argv else ""
+    try:
+        base = normalize_image(program.image).base_name
+    except ValueError:
+        base = ""
+    if prog == "nginx" or (base.startswith("nginx") and program.source == "image"):
+        return "nginx"
+    if prog in ("httpd-foreground", "httpd") or (base == "httpd" and program.source == "image"):
+        return "httpd"
+    return None
+
+
+def http_answer(run: Run, port: int, now: float, *, method: str = "GET", target: str = "/") -> HTTPAnswer | None:
+    """What the container's program answers to an HTTP request on ``port`` at virtual time ``now``
+    (call :meth:`Run.advance` up to ``now`` first, as for :meth:`Run.probe`).
+
+    A port is listened on while a server-like program runs (``serving``) and it is one the
+    container declares (``containerPort``); a container that declares none listens on 80 when it
+    runs nginx or httpd and on any port otherwise (the probes' rule). Answers: the nginx
+    welcome page (``Server: nginx/<version from the image tag>``, 404 page for other paths),
+    httpd's "It works!" page, or for other programs a one-line ``text/plain`` 200; a program
+    whose HTTP answers fail (``agnhost liveness`` after 10 s) answers 500. ``Date`` is the
+    container's clock at ``now``.
+
+    Returns:
+        the answer, or None when something listens on the port but does not speak HTTP
+        (``serve tcp`` / ``serve grpc`` in a behaviour script).
+
+    Raises:
+        ConnectionRefusedError: nothing listens on ``port`` (the container exited, is not
+            serving, or the port is not one it listens on).
+    """
+    program = run.program
+    server = _web_server(program)
+    if run.exited is not None or now < run.started_at or not run.serving:
+        raise ConnectionRefusedError(port)
+    if program.declared_ports:
+        if port not in program.declared_ports:
+            raise ConnectionRefusedError(port)
+    elif server is not None and port != 80:
+        raise ConnectionRefusedError(port)
+    if "http" not in run.protocols:
+        return None
+    try:
+        tag = normalize_image(program.image).tag or ""
+    except ValueError:
+        tag = ""
+    m = re.match(r"v?(\d+(?:\.\d+)*)", tag)
+    version = m.group(1) if m else None
+    date = run.wall_clock(now).strftime("%a, %d %b %Y %H:%M:%S GMT")
+    path = target.split("?", 1)[0]
+    if run.http_fail_at is not None and now >= run.http_fail_at:
+        status, ctype, body = 500, "text/plain; charset=utf-8", f"error: {now - run.started_at:.1f}s\n"
+        server_header = None
+    elif server == "nginx":
+        server_header = f"nginx/{version}" if version else "nginx"
+        if path in ("/", "/index.html"):
+            status, ctype, body = 200, "text/html", _NGINX_WELCOME
+        else:
+            status, ctype = 404, "text/html"
+            body = (f"<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n"
+                    f"<center><h1>404 Not Found</h1></center>\r\n<hr><center>{server_header}</center>\r\n"
+                    f"</body>\r\n</html>\r\n")
+    elif server == "httpd":
+        server_header = f"Apache/{version} (Unix)" if version else "Apache"
+        status, ctype, body = 200, "text/html", _HTTPD_WORKS
+    else:
+        server_header = None
+        status, ctype = 200, "text/plain; charset=utf-8"
+        body = f"{program.container_name}: {method} {target} answered on port {port}\n"
+    data = body.encode()
+    headers: list[tuple[str, str]] = []
+    if server_header:
+        headers.append(("Server", server_header))
+    headers += [("Date", date), ("Content-Type", ctype), ("Content-Length", str(len(data)))]
+    return HTTPAnswer(status, _REASONS.get(status, ""), tuple(headers), b"" if method == "HEAD" else data)

@@ -169,6 +169,8 @@ class APIApp:
                     self.shutting_down.set()
                     await send({"type": "lifespan.shutdown.complete"})
                     return
+        if scope["type"] == "websocket":
+            return await self._websocket(scope, receive, send)
         if scope["type"] != "http":
             return
         req = _Request(scope)
@@ -240,6 +242,8 @@ class APIApp:
             raise _not_found()
         name = rest[1] if len(rest) > 1 else None
         sub = rest[2] if len(rest) > 2 else ""
+        if sub == "portforward" and info.plural == "pods" and not group and ns:
+            return self._portforward_http(req, ctx, ns, name)
         if sub and sub not in info.subresources:
             raise _not_found()
         await self._resource(req, ctx, info, ns, name, sub, receive, send)
@@ -287,6 +291,36 @@ class APIApp:
         if doc is None:
             raise _not_found()
         await _send_json(send, 200, doc)
+
+    # ------------------------------------------------------------------ port-forward
+    async def _websocket(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        """WebSockets: only ``/api/v1/namespaces/NS/pods/NAME/portforward`` (see :mod:`.portforward`);
+        anything else is refused with a ``Status`` (404, or 401 for an unknown token)."""
+        from . import portforward
+
+        parts = [p for p in unquote(scope.get("path", "")).split("/") if p]
+        try:
+            who = self.authenticate(_Request({**scope, "method": "GET"}))
+            if len(parts) != 7 or parts[:3] != ["api", "v1", "namespaces"] or parts[4] != "pods" or \
+                    parts[6] != "portforward":
+                raise _not_found()
+        except errors.StatusError as e:
+            await receive()  # websocket.connect
+            return await portforward._reject(scope, send, e)
+        await portforward.serve_websocket(self.api, RequestContext(user=who), parts[3], parts[5], scope, receive,
+                                          send, shutting_down=self.shutting_down)
+
+    def _portforward_http(self, req: _Request, ctx: RequestContext, ns: str, name: str | None) -> None:
+        """Port-forward over plain HTTP: the checks, then 400 — a SPDY upgrade (kubectl ≤ 1.30) needs
+        the raw socket after a 101, which Hypercorn does not give an ASGI app."""
+        from . import portforward
+
+        if name is None:
+            raise _not_found()
+        portforward.check_pod(self.api, ctx, ns, name)
+        if "upgrade" in req.headers.get("connection", "").lower():
+            raise errors.BadRequest(portforward.SPDY_UNSUPPORTED)
+        raise errors.BadRequest("Upgrade request required")
 
     # ------------------------------------------------------------------ resources
     async def _resource(self, req: _Request, ctx: RequestContext, info: ResourceInfo, ns: str | None,

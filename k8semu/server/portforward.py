@@ -1,0 +1,328 @@
+"""``pods/NAME/portforward``: kubectl port-forward into emulated containers.
+
+kube-apiserver proxies port-forward to the kubelet, whose CRI streaming server
+(containerd) dials ``localhost:PORT`` inside the pod's network namespace. Here
+the "dial" asks the container's behaviour program
+(:func:`k8semu.node.behaviour.http_answer`), rebuilt from the pod's spec and
+status as ``pods/log`` does, and the bytes the client sends are parsed as
+HTTP/1.1 requests (h11) and answered by it.
+
+Protocols:
+
+* **WebSocket tunnel** (kubectl ≥ 1.31, KEP-4006): a WebSocket with subprotocol
+  ``SPDY/3.1+portforward.k8s.io`` whose binary messages carry a SPDY/3.1 byte
+  stream (message boundaries need not match frames) — :func:`serve_websocket`.
+* **Port-forward streams** (upstream's ``httpstream`` port-forward handler):
+  per forwarded connection the client opens two SPDY streams with headers
+  ``streamType`` (``error`` / ``data``), ``port`` and ``requestID``; each is
+  replied to at once; once both of a request id are there, the data stream's
+  bytes go to the container and its answer comes back on the data stream; a
+  failure is written as text on the error stream; then both are closed (FIN).
+  :class:`PortForwarder` does this over a :class:`~k8semu.server.spdy.Session`.
+
+Plain SPDY upgrades (``POST`` + ``Upgrade: SPDY/3.1``, kubectl ≤ 1.30) need the
+server to answer 101 and hand over the raw socket, which an ASGI app under
+Hypercorn cannot do; they get :data:`SPDY_UNSUPPORTED` (400).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from typing import Any
+
+import h11
+import orjson
+import trio
+
+from ..api import errors
+from ..api.apiserver import RequestContext
+from . import spdy
+
+__all__ = ["TUNNEL_PROTOCOL", "SPDY_UNSUPPORTED", "ForwardError", "PodTarget", "PortForwarder",
+           "check_pod", "serve_websocket"]
+
+#: The WebSocket subprotocol of SPDY tunnelled over WebSockets for port-forward.
+TUNNEL_PROTOCOL = "SPDY/3.1+portforward.k8s.io"
+#: The message of the 400 answering a plain SPDY upgrade.
+SPDY_UNSUPPORTED = ("k8semu serve: port-forward needs kubectl ≥ 1.31 (WebSocket); "
+                    "SPDY upgrades are not supported")
+
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+
+
+class ForwardError(Exception):
+    """A forwarded connection failed; ``str(e)`` is the text for the error stream, in the format of
+    upstream's kubelet (``error forwarding port P to pod SANDBOX, uid : ...``)."""
+
+
+def check_pod(api: Any, ctx: RequestContext, namespace: str, name: str) -> dict[str, Any]:
+    """Authorize and look up the pod to forward to (what kube-apiserver does before proxying).
+
+    RBAC: verb ``create`` on ``pods/portforward``, as upstream. The pod is then read with the
+    server's own rights.
+
+    Raises:
+        Forbidden: RBAC denies it.
+        NotFound: no such pod.
+        BadRequest: the pod is not Running (kubectl's own message, which it also checks client-side:
+            ``unable to forward port because pod is not running. Current status=Pending``).
+    """
+    info = api.resource("pods")
+    api._authz(ctx, "create", info, namespace, name, "portforward")
+    pod = api.get(info, name, namespace=namespace)
+    phase = (pod.get("status") or {}).get("phase") or "Pending"
+    if phase != "Running":
+        raise errors.BadRequest(f"unable to forward port because pod is not running. Current status={phase}")
+    return pod
+
+
+class PodTarget:
+    """The pod's network namespace as containerd's port-forward sees it: :meth:`answer` plays the
+    part of dialling ``localhost:port`` and talking HTTP to whatever listens.
+
+    Each call re-reads the pod (same uid required) and rebuilds its running containers' programs
+    from their spec and ``status.containerStatuses[].state.running.startedAt``, advanced to the
+    API server's virtual now. Containers that declare the port come first, then the others.
+    """
+
+    def __init__(self, api: Any, pod: dict[str, Any]) -> None:
+        self.api = api
+        meta = pod.get("metadata") or {}
+        self.namespace = meta.get("namespace") or "default"
+        self.name = meta["name"]
+        self.uid = meta.get("uid") or ""
+        spec = pod.get("spec") or {}
+        from ..node.runtime import container_id
+
+        #: containerd's sandbox id for the pod (the runtime's deterministic id).
+        self.sandbox_id = container_id(spec.get("nodeName") or "", self.uid, "POD", 0)
+        if spec.get("hostNetwork"):
+            self.netns = "host"
+        else:
+            h = hashlib.sha256(f"netns/{self.sandbox_id}".encode()).hexdigest()
+            self.netns = f"/var/run/netns/cni-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+    def _prefix(self, port: int) -> str:
+        return f"error forwarding port {port} to pod {self.sandbox_id}, uid : "
+
+    def refused(self, port: int) -> ForwardError:
+        """containerd's dial failure for ``port``, wrapped by the kubelet."""
+        return ForwardError(
+            f'{self._prefix(port)}failed to execute portforward in network namespace "{self.netns}": '
+            f'failed to connect to localhost:{port} inside namespace "{self.sandbox_id}", '
+            f"IPv4: dial tcp4 127.0.0.1:{port}: connect: connection refused "
+            f"IPv6 dial tcp6 [::1]:{port}: connect: connection refused ")
+
+    def _runs(self) -> list[Any]:
+        from ..api.humanize import parse_timestamp
+        from ..node import behaviour
+
+        api = self.api
+        try:
+            pod = api.get("pods", self.name, namespace=self.namespace)
+        except errors.NotFound:
+            pod = None
+        if pod is None or (pod.get("metadata") or {}).get("uid") != self.uid or \
+                (pod.get("status") or {}).get("phase") != "Running":
+            raise ForwardError(f'{self._prefix(0)}failed to find sandbox "{self.sandbox_id}" in store: not found')
+        spec = pod.get("spec") or {}
+        status = pod.get("status") or {}
+        specs = {c["name"]: c for c in list(spec.get("initContainers") or []) + list(spec.get("containers") or [])}
+        annotations = (pod.get("metadata") or {}).get("annotations") or {}
+        epoch, now = api.epoch, api.now
+        runs = []
+        for st in list(status.get("initContainerStatuses") or []) + list(status.get("containerStatuses") or []):
+            running = (st.get("state") or {}).get("running")
+            c = specs.get(st.get("name"))
+            if running is None or c is None:
+                continue
+            t = parse_timestamp(running.get("startedAt"))
+            start = 0.0 if t is None else (t - epoch).total_seconds()
+            try:
+                run = behaviour.build_program(c, annotations).start(
+                    start, wall_clock=lambda v: epoch + timedelta(seconds=v))
+            except ValueError:
+                continue
+            run.advance(now)
+            runs.append(run)
+        return runs
+
+    def answer(self, port: int, method: str = "GET", target: str = "/") -> Any:
+        """The :class:`~k8semu.node.behaviour.HTTPAnswer` of whatever listens on ``port``, or None
+        when it listens but does not speak HTTP.
+
+        Raises:
+            ForwardError: nothing listens there (the refused-connection message), or the pod is gone.
+        """
+        from ..node import behaviour
+
+        runs = self._runs()
+        runs.sort(key=lambda r: port not in r.program.declared_ports)
+        for run in runs:
+            try:
+                return behaviour.http_answer(run, port, self.api.now, method=method, target=target)
+            except ConnectionRefusedError:
+                continue
+        raise self.refused(port)
+
+
+def _bad_request() -> bytes:
+    body = (b"<html>\r\n<head><title>400 Bad Request</title></head>\r\n<body>\r\n"
+            b"<center><h1>400 Bad Request</h1></center>\r\n</body>\r\n</html>\r\n")
+    return (b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/html\r\nContent-Length: "
+            + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n" + body)
+
+
+class PortForwarder:
+    """Upstream's port-forward stream handling over a SPDY session (pass :meth:`on_stream` to
+    :class:`~k8semu.server.spdy.Session`).
+
+    A stream without ``requestID`` (very old clients) is paired as upstream does: an error stream's
+    request id is its stream id, a data stream's its stream id minus 2. Streams with a missing or
+    invalid ``port`` or an unknown ``streamType`` are reset.
+    """
+
+    def __init__(self, target: PodTarget) -> None:
+        self.target = target
+        self._pairs: dict[str, dict[str, spdy.Stream]] = {}
+
+    async def on_stream(self, stream: spdy.Stream) -> None:
+        stype = stream.header("streamtype")
+        port_text = stream.header("port") or ""
+        rid = stream.header("requestid")
+        if rid is None:
+            rid = str(stream.id if stype == "error" else stream.id - 2)
+        if stype not in ("error", "data") or not port_text.isdigit() or not 0 < int(port_text) < 65536:
+            await stream.reset(spdy.CANCEL)
+            return
+        pair = self._pairs.setdefault(rid, {})
+        if stype in pair:
+            await stream.reset(spdy.PROTOCOL_ERROR)
+            return
+        await stream.reply()
+        pair[stype] = stream
+        if len(pair) == 2:
+            del self._pairs[rid]
+            await self.forward(pair["data"], pair["error"], int(port_text))
+
+    async def forward(self, data: spdy.Stream, error: spdy.Stream, port: int) -> None:
+        """Serve one forwarded connection to ``port``; always ends by closing the error stream,
+        then the data stream (FIN), as upstream's handler does."""
+        try:
+            try:
+                first = self.target.answer(port)
+                if first is None:  # listening, not HTTP: take the bytes, answer nothing
+                    while await data.receive_some():
+                        pass
+                else:
+                    await self._http(data, port)
+            except ForwardError as e:
+                await error.send_all(str(e).encode())
+        except spdy.StreamReset:
+            return
+        await error.close()
+        await data.close()
+
+    async def _http(self, data: spdy.Stream, port: int) -> None:
+        conn = h11.Connection(h11.SERVER)
+        request: h11.Request | None = None
+        while True:
+            try:
+                event = conn.next_event()
+            except h11.RemoteProtocolError:
+                if conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
+                    await data.send_all(_bad_request())
+                return
+            if event is h11.NEED_DATA:
+                conn.receive_data(await data.receive_some())
+            elif isinstance(event, h11.Request):
+                request = event
+            elif isinstance(event, h11.EndOfMessage):
+                assert request is not None
+                ans = self.target.answer(port, request.method.decode(), request.target.decode("latin-1"))
+                if ans is None:
+                    return
+                out = conn.send(h11.Response(status_code=ans.status, reason=ans.reason.encode(),
+                                             headers=list(ans.headers)))
+                if ans.body:
+                    out += conn.send(h11.Data(data=ans.body))
+                out += conn.send(h11.EndOfMessage())
+                await data.send_all(out)
+                if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
+                    return  # Connection: close (or HTTP/1.0): the server closes
+                conn.start_next_cycle()
+                request = None
+            elif isinstance(event, (h11.ConnectionClosed, h11.PAUSED)):
+                return
+
+
+async def _reject(scope: dict[str, Any], send: Send, err: errors.StatusError) -> None:
+    if "websocket.http.response" in (scope.get("extensions") or {}):
+        body = orjson.dumps(err.status())
+        await send({"type": "websocket.http.response.start", "status": err.code,
+                    "headers": [(b"content-type", b"application/json"),
+                                (b"content-length", str(len(body)).encode())]})
+        await send({"type": "websocket.http.response.body", "body": body, "more_body": False})
+    else:
+        await send({"type": "websocket.close", "code": 1008})
+
+
+async def serve_websocket(api: Any, ctx: RequestContext, namespace: str, name: str, scope: dict[str, Any],
+                          receive: Receive, send: Send, *, shutting_down: trio.Event | None = None) -> None:
+    """Serve one ASGI ``websocket`` connection for ``pods/NAME/portforward``.
+
+    Rejections (before accepting) are HTTP responses with a ``Status`` body when the server
+    supports the ASGI ``websocket.http.response`` extension (Hypercorn does): 403/404/400 from
+    :func:`check_pod`, 400 when the client does not offer :data:`TUNNEL_PROTOCOL`; kubectl then
+    falls back to a SPDY upgrade, which gets the same error or :data:`SPDY_UNSUPPORTED`.
+    Otherwise it accepts with :data:`TUNNEL_PROTOCOL` and runs a SPDY session on the messages
+    until the client goes or ``shutting_down`` is set.
+    """
+    first = await receive()
+    if first.get("type") != "websocket.connect":
+        return
+    try:
+        pod = check_pod(api, ctx, namespace, name)
+        if TUNNEL_PROTOCOL not in (scope.get("subprotocols") or []):
+            raise errors.BadRequest(f"unable to upgrade: no supported WebSocket subprotocol "
+                                    f"(this server speaks {TUNNEL_PROTOCOL})")
+    except errors.StatusError as e:
+        return await _reject(scope, send, e)
+    await send({"type": "websocket.accept", "subprotocol": TUNNEL_PROTOCOL})
+    gone = False
+
+    async def ws_receive() -> bytes | None:
+        nonlocal gone
+        while True:
+            msg = await receive()
+            if msg["type"] == "websocket.disconnect":
+                gone = True
+                return None
+            if msg["type"] == "websocket.receive" and msg.get("bytes"):
+                return msg["bytes"]
+
+    async def ws_send(data: bytes) -> None:
+        if gone:
+            raise spdy.StreamReset(spdy.CANCEL)
+        await send({"type": "websocket.send", "bytes": data})
+
+    forwarder = PortForwarder(PodTarget(api, pod))
+    session = spdy.Session(ws_send, forwarder.on_stream)
+    async with trio.open_nursery() as nursery:
+        async def stop_on_shutdown() -> None:
+            if shutting_down is None:
+                return
+            await shutting_down.wait()
+            nursery.cancel_scope.cancel()
+
+        nursery.start_soon(stop_on_shutdown)
+        await session.run(ws_receive)
+        nursery.cancel_scope.cancel()
+    if not gone:
+        try:
+            await send({"type": "websocket.close", "code": 1000})
+        except Exception:
+            pass
