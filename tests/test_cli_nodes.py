@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from k8semu.cli.commands.advance import go_duration
+from k8semu.cli.durations import go_duration
 from k8semu.sim.components import STOPPED_ANNOTATION, stopped_nodes
 from k8semu.cli.commands.taint import parse_taints
 from k8semu.cli.targets import TargetError

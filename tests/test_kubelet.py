@@ -377,3 +377,49 @@ def test_phase_rules_match_upstream():
     p = {"spec": {"restartPolicy": "Never", "containers": [{"name": "a"}, {"name": "b"}]}}
     assert pod_phase(p, [{"name": "a", **term(0)}, {"name": "b", **term(2)}]) == "Failed"
     assert pod_phase(p, [{"name": "a", **term(0)}]) == "Pending"  # b unknown
+
+
+# --------------------------------------------------------------------------- node status images
+
+def _images(api, node):
+    return (api.get("nodes", node).get("status") or {}).get("images") or []
+
+
+def test_node_reports_the_size_of_pulled_images_even_across_a_kubelet_restart():
+    """The scheduler's ImageLocality scores from these sizes; a 0 would make every score 0."""
+    c = small_cluster(1)
+    api = c.api
+    pull = behaviour.image_pull_result(IMAGE)
+    want = {"names": [pull.image_id, "docker.io/library/nginx:1.30-alpine"], "sizeBytes": pull.size}
+
+    async def until_running(rt):
+        api.create("pods", pod("web-1"))
+        # stop as soon as the container runs: before the next node status update (every 10 s)
+        assert await rt.until(lambda: get(api, "web-1")["status"].get("phase") == "Running", limit=60)
+        assert want not in _images(api, "node-1")
+
+    async def later(rt):
+        await rt.advance(30)
+
+    run(c, until_running)
+    run(c, later)  # a new session: the kubelet restarts and rebuilds its image store
+    images = _images(api, "node-1")
+    assert pull.size > 0 and want in images
+    sizes = [img["sizeBytes"] for img in images]
+    assert all(s > 0 for s in sizes) and sizes == sorted(sizes, reverse=True) and len(images) <= 50
+
+
+def test_node_status_images_are_the_largest_50_with_digest_then_tags():
+    from k8semu.node.runtime import ContainerRuntime
+
+    rt = ContainerRuntime("node-9")
+    sizes = {i: behaviour.image_pull_result(f"app{i}:1.0").size for i in range(60)}
+    for i in range(60):
+        rt.images.add(rt.known_image(f"docker.io/library/app{i}:1.0", f"docker.io/library/app{i}@sha256:{i:064x}"))
+    big = max(sizes, key=sizes.get)  # a second tag of the largest image: one entry, both names
+    rt.images.add(rt.known_image(f"docker.io/library/app{big}:latest", f"docker.io/library/app{big}@sha256:{big:064x}",
+                                 sizes[big]))
+    listed = rt.images.node_images()
+    assert [img["sizeBytes"] for img in listed] == sorted(sizes.values(), reverse=True)[:50]
+    assert listed[0] == {"names": [f"docker.io/library/app{big}@sha256:{big:064x}", f"docker.io/library/app{big}:1.0",
+                                   f"docker.io/library/app{big}:latest"], "sizeBytes": sizes[big]}

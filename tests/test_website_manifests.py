@@ -116,7 +116,7 @@ EXPECT: dict[str, Reject | States] = {
     **{f"policy/{p}-psp.yaml": Reject('no matches for kind "PodSecurityPolicy" in version "policy/v1beta1"')
        for p in ("baseline", "example", "privileged", "restricted")},
     # the tutorials create these namespaces first
-    **{f"pods/{f}": Reject(f'Error from server (NotFound): error when applying "{WEBSITE}/pods/{f}": '
+    **{f"pods/{f}": Reject(f'Error from server (NotFound): error when creating "{WEBSITE}/pods/{f}": '
                            f'namespaces "{ns}" not found')
        for f, ns in [("qos/qos-pod-3.yaml", "qos-example"), ("qos/qos-pod-4.yaml", "qos-example"),
                      ("qos/qos-pod-5.yaml", "qos-example"), ("resource/cpu-request-limit-2.yaml", "cpu-example"),

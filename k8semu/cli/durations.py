@@ -1,10 +1,11 @@
-"""Parsing durations as kubectl and Go's ``time.ParseDuration`` accept them (``90s``, ``5m``, ``1h30m``)."""
+"""Durations as kubectl and Go read and print them: ``time.ParseDuration`` (``90s``, ``5m``,
+``1h30m``) and ``time.Duration.String()`` (``5m0s``)."""
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["parse_duration"]
+__all__ = ["parse_duration", "go_duration"]
 
 _PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h|d)")
 _UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
@@ -31,3 +32,29 @@ def parse_duration(text: str) -> float:
     if not s:
         raise ValueError(f'invalid duration "{text}"')
     return total
+
+
+def go_duration(seconds: float) -> str:
+    """``seconds`` as Go's ``time.Duration.String()``: ``5m0s``, ``1h0m0s``, ``1.5s``, ``500ms``, ``0s``."""
+    nanos = round(seconds * 1e9)
+    if nanos == 0:
+        return "0s"
+    sign = "-" if nanos < 0 else ""
+    nanos = abs(nanos)
+    if nanos < 1_000_000_000:
+        for unit, size in (("ms", 1_000_000), ("µs", 1_000), ("ns", 1)):
+            if nanos >= size:
+                return sign + _trim(nanos / size) + unit
+    h, rest = divmod(nanos, 3600 * 10**9)
+    m, rest = divmod(rest, 60 * 10**9)
+    secs = _trim(rest / 1e9)
+    if h:
+        return f"{sign}{h}h{m}m{secs}s"
+    if m:
+        return f"{sign}{m}m{secs}s"
+    return f"{sign}{secs}s"
+
+
+def _trim(x: float) -> str:
+    text = f"{x:.9f}".rstrip("0").rstrip(".")
+    return text or "0"

@@ -19,11 +19,16 @@ from ..sim.config import ConfigError
 from ..store import LogFormatError
 from .commands import COMMANDS
 from .output import die, server_error
+from .parser import CommandParser
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="k8semu", description="A Kubernetes cluster emulated in virtual time.")
-    p.add_argument("--cluster", help="the cluster's event-log file (default $K8SEMU_CLUSTER or ./.k8semu/cluster.log)")
+    """The whole command tree: a :class:`~k8semu.cli.parser.CommandParser` per (nested) command.
+
+    Global flags (``--cluster``) are accepted before or after the command
+    (:mod:`k8semu.cli.parser`); usage errors exit 1 as kubectl's do.
+    """
+    p = CommandParser(prog="k8semu", description="A Kubernetes cluster emulated in virtual time.")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
         importlib.import_module(f"{__package__}.commands.{name}").register(sub)
@@ -31,10 +36,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``k8semu`` console script; returns the exit code."""
-    args = build_parser().parse_args(argv)
+    """Entry point of the ``k8semu`` console script; returns the exit code.
+
+    Usage errors return 1 (kubectl's code, printed as ``error: …`` + ``See
+    'k8semu CMD --help' for usage.``), ``--help`` returns 0: the parser's
+    ``SystemExit`` becomes the return value, so in-process callers never see it.
+    """
     try:
+        args = build_parser().parse_args(argv)
         return args.func(args)
+    except SystemExit as e:
+        if e.code is None or isinstance(e.code, int):
+            return e.code or 0
+        raise
     except BrokenPipeError:
         # the reader went away (`k8semu timeline | head`): stop quietly, as kubectl does
         import os

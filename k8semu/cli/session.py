@@ -24,7 +24,7 @@ from typing import Any, Awaitable, Callable, TypeVar
 from ..sim.cluster import DEFAULT_CLUSTER_PATH, Cluster
 from ..sim.runtime import Runtime, run_cluster
 
-__all__ = ["cluster_path", "open_cluster", "run_session", "SETTLE_LIMIT"]
+__all__ = ["cluster_path", "open_cluster", "open_cluster_at", "run_session", "SETTLE_LIMIT"]
 
 T = TypeVar("T")
 
@@ -58,6 +58,42 @@ def open_cluster(args: argparse.Namespace, *, create: bool = False, read_only: b
         print(f"warning: {path}:{cluster.log.torn_line}: dropped a torn last line (an interrupted write)",
               file=sys.stderr)
     return cluster
+
+
+def open_cluster_at(args: argparse.Namespace) -> Any:
+    """What the read commands' ``--at`` opens: the cluster file read-only, or the cluster as it was then.
+
+    Without ``args.at`` this is :func:`open_cluster` (read-only); with it, a
+    :class:`~k8semu.timeline.view.PastCluster` at that revision or virtual time
+    (:func:`~k8semu.timeline.view.resolve_point`). A point past the end of the
+    log is an error instead of quietly showing the head, as etcd refuses a read
+    at a future revision (``mvcc: required revision is a future revision``).
+
+    Raises:
+        PointError (a ValueError, printed as one ``error:`` line, exit 1): a
+            revision outside the log (``revision 9 is outside the log (1..8)``),
+            a time after its last record (``--at 1h: the log ends at revision 8
+            (virtual time 4m12s)``), a negative time, or text that is neither.
+        FileNotFoundError, LogFormatError: as :func:`open_cluster`.
+    """
+    from ..timeline.view import PastCluster, PointError, resolve_point, time_of
+    from .durations import go_duration
+
+    cluster = open_cluster(args, read_only=True)
+    at = getattr(args, "at", None)
+    if at in (None, ""):
+        return cluster
+    try:
+        log = cluster.log
+        rev, t = resolve_point(log, at)
+        end = time_of(log, log.revision)
+        if t > end + 1e-9:  # resolve_point answers a later time with the head
+            raise PointError(f"--at {at}: the log ends at revision {log.revision} "
+                             f"(virtual time {go_duration(end)})")
+        return PastCluster(log, rev, t)
+    except BaseException:
+        cluster.close()
+        raise
 
 
 def run_session(

@@ -209,25 +209,11 @@ def _from_files(filenames: list[str], recursive: bool, namespace: str | None) ->
     return out
 
 
-class _IntermixedParser(argparse.ArgumentParser):
-    """A parser that lets flags sit between positionals (``label pods --all app=web``),
-    as kubectl's flag parsing does: argparse's ``parse_known_intermixed_args``."""
-
-    _inner = False
-
-    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
-        if self._inner:
-            return super().parse_known_args(args, namespace)
-        self._inner = True
-        try:
-            return self.parse_known_intermixed_args(args, namespace)
-        finally:
-            self._inner = False
-
-
 def intermixed(p: argparse.ArgumentParser) -> None:
-    """Let ``p`` (a subcommand's parser) accept flags between its positionals."""
-    p.__class__ = _IntermixedParser
+    """Let ``p`` (a subcommand's parser) accept flags between its positionals
+    (``label pods --all app=web``), as kubectl's flag parsing does: argparse's
+    ``parse_known_intermixed_args`` (:attr:`k8semu.cli.parser.CommandParser.intermixed`)."""
+    p.intermixed = True  # type: ignore[attr-defined]
 
 
 def add_target_flags(p: argparse.ArgumentParser, *, files: bool = True, selector: bool = True,

@@ -907,7 +907,10 @@ class PodWorker:
             s.restart_count = int(cs.get("restartCount") or 0)
             s.last_term = (cs.get("lastState") or {}).get("terminated")
             if cs.get("imageID"):
-                s.image = Image(cs.get("image") or normalize_image(s.spec.get("image", "")), cs["imageID"], 0)
+                ref = cs.get("image") or normalize_image(s.spec.get("image", ""))
+                cached = rt.images.get(ref)
+                s.image = (cached if cached is not None and cached.image_id == cs["imageID"]
+                           else rt.known_image(ref, cs["imageID"]))
                 if rt.images.get(s.image.ref) is None:
                     rt.images.add(s.image)
             state = cs.get("state") or {}
@@ -1076,7 +1079,7 @@ class Kubelet(Component):
                 digest = next((n for n in names if "@" in n), None)
                 for n in names:
                     if "@" not in n and digest:
-                        self.runtime.images.add(Image(n, digest, int(img.get("sizeBytes") or 0)))
+                        self.runtime.images.add(self.runtime.known_image(n, digest, int(img.get("sizeBytes") or 0)))
             self._last_node_status = node.get("status")
             self._post_node_status(force=False)
         self._node_uid = node["metadata"]["uid"]

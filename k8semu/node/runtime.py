@@ -30,7 +30,7 @@ from typing import Any
 import attrs
 
 __all__ = [
-    "Image", "ImageCache", "PullOutcome", "Container", "Sandbox", "ContainerRuntime",
+    "Image", "ImageCache", "NODE_STATUS_MAX_IMAGES", "MAX_NAMES_PER_IMAGE", "PullOutcome", "Container", "Sandbox", "ContainerRuntime",
     "normalize_image", "image_repo", "container_id", "Effect", "normalize_effect", "behaviour_module",
 ]
 
@@ -93,6 +93,12 @@ class PullOutcome:
     done_at: float
 
 
+#: The kubelet's ``nodeStatusMaxImages`` default: how many images ``status.images`` lists.
+NODE_STATUS_MAX_IMAGES = 50
+#: Upstream's ``MaxNamesPerImageInNodeStatus``: names listed per image.
+MAX_NAMES_PER_IMAGE = 5
+
+
 class ImageCache:
     """The node's images (``crictl images``), by normalized reference."""
 
@@ -106,14 +112,23 @@ class ImageCache:
         self._images[img.ref] = img
 
     def node_images(self) -> list[dict[str, Any]]:
-        """``status.images`` of the Node: newest-sized first, at most 50 (nodeStatusMaxImages)."""
+        """``status.images`` of the Node, as the kubelet's ``Images`` status setter lists them.
+
+        One entry per image (by repo digest): ``names`` is the repo digest then
+        the tags (``[docker.io/library/nginx@sha256:…, docker.io/library/nginx:1.30]``,
+        at most :data:`MAX_NAMES_PER_IMAGE`), ``sizeBytes`` its size in bytes;
+        largest first (ties by name), at most :data:`NODE_STATUS_MAX_IMAGES`.
+        """
         by_id: dict[str, dict[str, Any]] = {}
         for ref in sorted(self._images):
             img = self._images[ref]
             entry = by_id.setdefault(img.image_id, {"names": [img.image_id], "sizeBytes": img.size})
             entry["names"].append(ref)
+            entry["sizeBytes"] = max(entry["sizeBytes"], img.size)
+        for entry in by_id.values():
+            del entry["names"][MAX_NAMES_PER_IMAGE:]
         out = sorted(by_id.values(), key=lambda e: (-e["sizeBytes"], e["names"][0]))
-        return out[:50]
+        return out[:NODE_STATUS_MAX_IMAGES]
 
 
 # --------------------------------------------------------------------------- behaviour adapter
@@ -283,6 +298,26 @@ class ContainerRuntime:
             ref = res.ref or normalize_image(image)
             img = Image(ref, res.image_id or f"{image_repo(image)}@{_digest(ref)}", int(res.size or 0))
         return PullOutcome(bool(res.ok), img, res.reason or "ErrImagePull", message, duration, done - now, done)
+
+    def known_image(self, ref: str, image_id: str, size: int = 0) -> Image:
+        """An image already in the node's store, as a restarted kubelet finds it (CRI ``ListImages``).
+
+        containerd keeps its images, and their sizes, across kubelet restarts;
+        the emulated store is rebuilt from the API instead (the pods'
+        ``imageID`` and the Node's ``status.images``), where the size may be
+        missing. A missing (0) size is what pulling ``ref`` gives
+        (``behaviour.image_pull_result(ref).size``, the same for every pull),
+        so ``status.images`` never reports ``sizeBytes: 0`` for a pulled image.
+
+        Args:
+            ref: normalized reference (``docker.io/library/nginx:1.30``).
+            image_id: repo digest (``docker.io/library/nginx@sha256:…``).
+            size: size in bytes if known, else 0.
+        """
+        if size <= 0:
+            res = self.behaviour.image_pull_result(ref)
+            size = int(res.size or 0) if res.ok else 0
+        return Image(ref, image_id, size)
 
     def invalid_image(self, image: str) -> str | None:
         """The kubelet's message when ``image`` cannot even be parsed, else None."""

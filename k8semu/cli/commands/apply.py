@@ -56,31 +56,94 @@ def with_last_applied(obj: dict[str, Any]) -> dict[str, Any]:
     return {**obj, "metadata": {**meta, "annotations": {**ann, LAST_APPLIED: text}}}
 
 
+class ApplyError(errors.StatusError):
+    """A step of :func:`apply_one` that the server refused: the server's error, plus which step.
+
+    It is the server's :class:`~k8semu.api.errors.StatusError` (same ``code``,
+    ``reason``, ``message``, ``details``; ``cause`` is the original) with
+    ``step``: ``"retrieving"`` (the GET of the live object), ``"creating"``,
+    ``"patching"`` (the three-way merge patch, ``patch`` its JSON) or
+    ``"serverside"`` (the server-side apply patch).
+    """
+
+    def __init__(self, cause: errors.StatusError, step: str, info: Any, name: str, namespace: str | None,
+                 patch: dict[str, Any] | None = None) -> None:
+        super().__init__(cause.message, details=cause.details)
+        self.code, self.reason = cause.code, cause.reason
+        self.cause, self.step, self.patch = cause, step, patch
+        self.info, self.name, self.namespace = info, name, namespace
+
+    def context(self, source: str | None) -> str:
+        """What kubectl apply puts before the server's message (``cmdutil.AddSourceToErr``).
+
+        ``error when creating "web.yaml": ``; ``error when retrieving current
+        configuration of:\\n<object>\\nfrom server for: "web.yaml": ``; ``error
+        when applying patch:\\n<patch JSON>\\nto:\\n<object>\\nfor: "web.yaml": ``,
+        where <object> is cli-runtime's ``Info.String()`` (``Resource: "apps/v1,
+        Resource=deployments", GroupVersionKind: "apps/v1, Kind=Deployment"`` and
+        ``Name: "web", Namespace: "default"`` on two lines). Nothing for a
+        server-side apply (kubectl returns that error as it is) or without a source.
+        """
+        if not source or self.step == "serverside":
+            return ""
+        info = self.info
+        gv = f"{info.group}/{info.version}"
+        obj = (f'Resource: "{gv}, Resource={info.plural}", GroupVersionKind: "{gv}, Kind={info.kind}"\n'
+               f'Name: "{self.name}", Namespace: "{self.namespace or ""}"')
+        if self.step == "retrieving":
+            return f'error when retrieving current configuration of:\n{obj}\nfrom server for: "{source}": '
+        if self.step == "patching":
+            return f'error when applying patch:\n{_go_json(self.patch)}\nto:\n{obj}\nfor: "{source}": '
+        return f'error when creating "{source}": '
+
+
+def _go_json(value: Any) -> str:
+    """``value`` as Go's ``json.Marshal`` writes a map: compact, sorted keys, ``<>&`` escaped."""
+    text = json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
 def apply_one(api: Any, info: Any, obj: dict[str, Any], ns: str | None, *, server_side: bool,
               force: bool, dry: bool) -> str:
     """Apply one object; returns ``created`` / ``configured`` / ``unchanged`` / ``serverside-applied``.
 
+    Client-side, as kubectl's ``applyOneObject``: GET the live object; if it is
+    absent, create it (with the last-applied annotation); else send the
+    three-way strategic merge patch, if any.
+
     Raises:
-        StatusError: the server refused it.
+        ApplyError: the server refused a step (a StatusError: which step, for
+            kubectl's message, see :meth:`ApplyError.context`).
     """
     name = (obj.get("metadata") or {}).get("name", "")
     if server_side:
-        api.patch(info, name, obj, APPLY_PATCH, namespace=ns, field_manager="kubectl", force=force,
-                  dry_run=dry)
+        try:
+            api.patch(info, name, obj, APPLY_PATCH, namespace=ns, field_manager="kubectl", force=force,
+                      dry_run=dry)
+        except errors.StatusError as e:
+            raise ApplyError(e, "serverside", info, name, ns) from e
         return "serverside-applied"
     desired = with_last_applied(obj)
     try:
         current = api.get(info, name, namespace=ns)
     except errors.NotFound:
-        api.create(info, desired, namespace=ns, dry_run=dry, field_manager="kubectl-client-side-apply")
+        try:
+            api.create(info, desired, namespace=ns, dry_run=dry, field_manager="kubectl-client-side-apply")
+        except errors.StatusError as e:
+            raise ApplyError(e, "creating", info, name, ns) from e
         return "created"
+    except errors.StatusError as e:
+        raise ApplyError(e, "retrieving", info, name, ns) from e
     original_text = ((current.get("metadata") or {}).get("annotations") or {}).get(LAST_APPLIED)
     original = json.loads(original_text) if original_text else None
     patch = create_three_way_merge_patch(original, desired, current, f"{info.api_version}/{info.kind}")
     if not patch:
         return "unchanged"
-    api.patch(info, name, patch, STRATEGIC_MERGE_PATCH, namespace=ns, dry_run=dry,
-              field_manager="kubectl-client-side-apply")
+    try:
+        api.patch(info, name, patch, STRATEGIC_MERGE_PATCH, namespace=ns, dry_run=dry,
+                  field_manager="kubectl-client-side-apply")
+    except errors.StatusError as e:
+        raise ApplyError(e, "patching", info, name, ns, patch) from e
     return "configured"
 
 
@@ -121,8 +184,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             apply_one(cluster.api, info, obj, ns, server_side=args.server_side,
                       force=args.force_conflicts, dry=True)
-        except errors.StatusError as e:
-            print(server_error(e, f'error when applying "{doc.source}": '), file=sys.stderr)
+        except ApplyError as e:
+            print(server_error(e, e.context(doc.source)), file=sys.stderr)
             failed += 1
             continue
         todo.append((doc, info, obj, ns))
@@ -138,8 +201,8 @@ def run(args: argparse.Namespace) -> int:
             try:
                 verb = apply_one(api, info, obj, ns, server_side=args.server_side,
                                  force=args.force_conflicts, dry=dry)
-            except errors.StatusError as e:
-                print(server_error(e, f'error when applying "{doc.source}": '), file=sys.stderr)
+            except ApplyError as e:
+                print(server_error(e, e.context(doc.source)), file=sys.stderr)
                 failed += 1
                 continue
             print(f"{display_name(info, name)} {verb}{suffix}")

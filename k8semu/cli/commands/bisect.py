@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 
 from ..output import die
-from .advance import go_duration
+from ..durations import go_duration
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -39,6 +39,7 @@ from ...api.manifest import ManifestError, load_manifests, resource_for
 from ...api.meta import random_suffix
 from ...api.resources import by_kind
 from ..output import die, display_name, server_error
+from ..parser import CommandParser
 from ..targets import add_run_flags, run_write
 
 FIELD_MANAGER = "kubectl-create"
@@ -118,7 +119,7 @@ def _split_command(args: argparse.Namespace) -> None:
     rest = list(getattr(args, "command", None) or [])
     flags, cmd = (rest[:rest.index("--")], rest[rest.index("--") + 1:]) if "--" in rest else (rest, [])
     if flags:
-        p = argparse.ArgumentParser(prog=f"k8semu create {args.generator}", add_help=False)
+        p = CommandParser(prog=f"k8semu create {args.generator}", add_help=False)
         args.gen_flags(p)
         p.add_argument("-n", "--namespace", dest="gen_namespace", default=argparse.SUPPRESS)
         p.add_argument("--dry-run", dest="gen_dry_run", choices=["none", "client", "server"],

@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         targets = parse_targets(args.resources)
     except UnknownType as e:
         return die(str(e))
-    from ...timeline.view import open_cluster_at
+    from ..session import open_cluster_at
 
     cluster = open_cluster_at(args)
     api = cluster.api

@@ -37,7 +37,7 @@ from ...api.meta import controller_of
 from ..durations import parse_duration
 from ..output import server_error
 from ..targets import add_run_flags, run_write
-from .advance import go_duration
+from ..durations import go_duration
 from .nodes import cordon, node_targets
 
 DAEMONSET_FATAL = "DaemonSet-managed Pods (use --ignore-daemonsets to ignore)"

@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         bad = sorted(t for t in types if t not in ("normal", "warning"))
         if bad:
             return die("valid --types are Normal or Warning")
-    from ...timeline.view import open_cluster_at
+    from ..session import open_cluster_at
 
     cluster = open_cluster_at(args)
     now = cluster_now(cluster)

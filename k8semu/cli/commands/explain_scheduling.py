@@ -74,7 +74,7 @@ def rebuild_cache(api: Any, revision: int | None) -> Any:
 def run(args: argparse.Namespace) -> int:
     from ...scheduler import new_frameworks
 
-    from ...timeline.view import open_cluster_at
+    from ..session import open_cluster_at
 
     cluster = open_cluster_at(args)
     api = cluster.api

@@ -232,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
     if args.at and args.watch:
         return die("--at shows the past; it cannot be combined with --watch")
     if args.at:
-        from ...timeline.view import open_cluster_at
+        from ..session import open_cluster_at
 
         cluster = open_cluster_at(args)
     else:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from .advance import go_duration
+from ..durations import go_duration
 from ..output import die
 from ..session import open_cluster
 

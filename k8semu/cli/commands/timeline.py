@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from .advance import go_duration
+from ..durations import go_duration
 from ..session import open_cluster
 
 

@@ -71,7 +71,7 @@ def _write(lines: list[list[str]]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ...timeline.view import open_cluster_at
+    from ..session import open_cluster_at
 
     cluster = open_cluster_at(args)
     api, epoch, now = cluster.api, cluster.api.epoch, cluster.time

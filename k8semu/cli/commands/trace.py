@@ -12,7 +12,7 @@ import argparse
 
 from ..output import die
 from ..session import open_cluster
-from .advance import go_duration
+from ..durations import go_duration
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -1,0 +1,151 @@
+"""What a kubectl user sees when a command line goes wrong: ``--at`` past the log, global flags
+after the command, bad flags, and ``apply``'s server errors — each line and exit code as kubectl's.
+
+The ``k`` fixture (a :class:`conftest.Kubectl` on a copy of the prepared lab cluster) passes
+``--cluster PATH`` before the command; the tests of global flags call ``main`` themselves.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from k8semu.api import errors
+from k8semu.api.resources import by_kind
+from k8semu.cli.commands.apply import ApplyError, apply_one
+from k8semu.cli.main import main
+from k8semu.timeline import open_log
+
+
+def _end(path) -> tuple[int, float]:
+    log = open_log(path)
+    try:
+        return log.revision, log.record(log.revision).time
+    finally:
+        log.close()
+
+
+# --------------------------------------------------------------------------- --at past the log
+
+def test_at_a_time_past_the_end_of_the_log_is_a_one_line_error(k):
+    head, end = _end(k.path)
+    assert 30 <= end < 31  # the lab ran "--for 30s"; the log ends at its last record
+    want = f"error: --at 1h: the log ends at revision {head} (virtual time {end:g}s)"
+    for argv in (["get", "pods"], ["describe", "pods"], ["events"], ["top", "pods"],
+                 ["explain-scheduling", "web"]):
+        assert k(*argv, "--at", "1h") == (1, [], [want]), argv
+    assert k("get", "pods", "--at", "2m30s")[2] == [
+        f"error: --at 2m30s: the log ends at revision {head} (virtual time {end:g}s)"]
+
+
+def test_at_within_the_log_still_shows_the_past(k):
+    head, _ = _end(k.path)
+    rc, out, err = k("get", "deployment", "web", "--at", "0s")
+    assert rc == 0 and err == [] and out[1].startswith("web    0/2")
+    rc, out, err = k("get", "deployment", "web", "--at", "30s")
+    assert rc == 0 and err == [] and out[1].startswith("web    2/2")
+    assert k("get", "deployment", "web", "--at", str(head)) == k("get", "deployment", "web")
+    # a revision past the end keeps its own one-line error (tests/test_timeline.py)
+    assert k("get", "pods", "--at", str(head + 1)) == (
+        1, [], [f"error: revision {head + 1} is outside the log (1..{head})"])
+
+
+# --------------------------------------------------------------------------- global flags anywhere
+
+def _run(capsys, *argv: str) -> tuple[int, list[str], list[str]]:
+    capsys.readouterr()
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out.splitlines(), err.splitlines()
+
+
+def test_cluster_flag_after_the_command(k, capsys, tmp_path):
+    where = str(k.path)
+    before = k("get", "deployment", "web", "-o", "name")
+    assert before == (0, ["deployment.apps/web"], [])
+    assert _run(capsys, "get", "deployment", "web", "--cluster", where, "-o", "name") == before
+    assert _run(capsys, "get", "deployment", "web", f"--cluster={where}", "-n", "default", "-o", "name") == before
+    # a write command, a nested command, flags between positionals
+    assert _run(capsys, "scale", "deployment", "web", "--replicas", "3", "--cluster", where) == (
+        0, ["deployment.apps/web scaled"], [])
+    assert _run(capsys, "rollout", "status", "deployment/web", "--cluster", where) == (
+        0, ['deployment "web" successfully rolled out'], [])
+    assert _run(capsys, "label", "deployment", "web", "--cluster", where, "tier=front") == (
+        0, ["deployment.apps/web labeled"], [])
+    # given twice, the last one wins
+    missing = str(tmp_path / "missing.log")
+    assert _run(capsys, "--cluster", missing, "get", "deployment", "web", "--cluster", where, "-o", "name") == before
+    assert _run(capsys, "--cluster", where, "get", "deployment", "web", "--cluster", missing) == (
+        1, [], [f'error: no cluster at "{missing}": create one with "k8semu cluster create" or '
+                f'"k8semu apply -f FILE"'])
+
+
+# --------------------------------------------------------------------------- usage errors
+
+@pytest.mark.parametrize("argv, lines", [
+    (["get", "pods", "--foo"], ["error: unknown flag: --foo", "See 'k8semu get --help' for usage."]),
+    (["get", "pods", "--foo=bar"], ["error: unknown flag: --foo", "See 'k8semu get --help' for usage."]),
+    (["get", "pods", "-z"], ["error: unknown shorthand flag: 'z' in -z", "See 'k8semu get --help' for usage."]),
+    (["get", "pods", "-o"], ["error: flag needs an argument: --output", "See 'k8semu get --help' for usage."]),
+    (["rollout", "status", "deploy/web", "--bogus"],
+     ["error: unknown flag: --bogus", "See 'k8semu rollout status --help' for usage."]),
+    (["scale", "deploy", "web", "--replicas", "many"],
+     ['error: invalid argument "many" for "--replicas" flag: strconv.ParseInt: parsing "many": invalid syntax',
+      "See 'k8semu scale --help' for usage."]),
+    (["frobnicate"], ['error: unknown command "frobnicate" for "k8semu"', "See 'k8semu --help' for usage."]),
+    (["--foo", "get", "pods"], ["error: unknown flag: --foo", "See 'k8semu --help' for usage."]),
+])
+def test_bad_flags_and_usage_exit_1_with_kubectls_hint(k, argv, lines):
+    assert k(*argv) == (1, [], lines)
+
+
+def test_help_still_exits_0(k):
+    rc, out, err = k("get", "--help")
+    assert rc == 0 and err == [] and out[0].startswith("usage: k8semu get ")
+    assert "global options:" in out and any(line.lstrip().startswith("--cluster PATH") for line in out)
+
+
+# --------------------------------------------------------------------------- apply's server errors
+
+def test_apply_create_refused_by_the_server_reads_as_kubectls(k, tmp_path):
+    doc = tmp_path / "cm.yaml"
+    doc.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: nope}\ndata: {a: b}\n")
+    assert k("apply", "-f", str(doc)) == (
+        1, [], [f'Error from server (NotFound): error when creating "{doc}": namespaces "nope" not found'])
+
+
+class _RefusingAPI:
+    """An API whose GET or PATCH fails, for apply's other two messages."""
+
+    def __init__(self, fail: str, live: dict | None = None) -> None:
+        self.fail, self.live = fail, live
+
+    def get(self, info, name, namespace=None):
+        if self.fail == "get":
+            raise errors.Forbidden(f'deployments.apps "{name}" is forbidden: User "jane" cannot get resource')
+        return self.live
+
+    def patch(self, *args, **kwargs):
+        raise errors.Conflict("the object has been modified")
+
+
+def test_apply_retrieve_and_patch_failures_name_the_object_as_kubectl(tmp_path):
+    info = by_kind("apps/v1", "Deployment")
+    obj = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}, "spec": {"replicas": 2}}
+    with pytest.raises(ApplyError) as got:
+        apply_one(_RefusingAPI("get"), info, obj, "default", server_side=False, force=False, dry=False)
+    assert got.value.reason == "Forbidden" and got.value.context("web.yaml") == (
+        "error when retrieving current configuration of:\n"
+        'Resource: "apps/v1, Resource=deployments", GroupVersionKind: "apps/v1, Kind=Deployment"\n'
+        'Name: "web", Namespace: "default"\n'
+        'from server for: "web.yaml": ')
+    live = {**obj, "spec": {"replicas": 1}}
+    with pytest.raises(ApplyError) as got:
+        apply_one(_RefusingAPI("patch", live), info, obj, "default", server_side=False, force=False, dry=False)
+    ctx = got.value.context("web.yaml")
+    assert ctx.startswith("error when applying patch:\n{") and '"spec":{"replicas":2}' in ctx
+    assert ctx.endswith('\nto:\nResource: "apps/v1, Resource=deployments", GroupVersionKind: "apps/v1, '
+                        'Kind=Deployment"\nName: "web", Namespace: "default"\nfor: "web.yaml": ')
+    # kubectl returns a server-side apply's error as the server gave it
+    with pytest.raises(ApplyError) as got:
+        apply_one(_RefusingAPI("patch"), info, obj, "default", server_side=True, force=False, dry=False)
+    assert got.value.context("web.yaml") == ""
