@@ -9,7 +9,7 @@ import random
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from k8semu.api.apiserver import JSON_PATCH
@@ -91,6 +91,15 @@ def replay(cluster, since: int = 0):
 
 def active(pods: dict) -> list[dict]:
     return [p for p in pods.values() if not p["metadata"].get("deletionTimestamp")]
+
+
+def awaiting_deletion(pods: dict, rss: dict) -> int:
+    """Active pods beyond their ReplicaSet's ``spec.replicas`` (its controller has yet to delete them)."""
+    owned: dict[str, int] = {}
+    for p in active(pods):
+        for ref in p["metadata"].get("ownerReferences") or ():
+            owned[ref["uid"]] = owned.get(ref["uid"], 0) + 1
+    return sum(max(0, owned.get(rs["metadata"]["uid"], 0) - rs["spec"]["replicas"]) for rs in rss.values())
 
 
 def ready(pods: dict) -> list[dict]:
@@ -386,6 +395,7 @@ def test_hash_collision_bumps_collision_count():
     unavailable=st.one_of(st.integers(0, 3), st.sampled_from(["0%", "25%", "50%"])),
     seed=st.integers(0, 2**16),
 )
+@example(replicas=3, surge=2, unavailable=0, seed=8189)  # a found surge over replicas + maxSurge
 def test_rollouts_converge_within_bounds(replicas, surge, unavailable, seed):
     if surge in (0, "0%") and unavailable in (0, "0%"):
         unavailable = 1  # validation refuses both zero
@@ -414,7 +424,10 @@ def test_rollouts_converge_within_bounds(replicas, surge, unavailable, seed):
     cluster = run(body, seed=seed, delay=delay)
     for rec, pods, rss in replay(cluster, marks["update"]):
         assert sum(rs["spec"]["replicas"] for rs in rss.values()) <= replicas + max_s, rec
-        assert len(active(pods)) <= replicas + max_s, rec
+        # the Deployment controller bounds the ReplicaSets' spec.replicas, not pods (upstream's
+        # NewRSNewReplicas sums spec.replicas): an old ReplicaSet's pods its controller has not
+        # yet deleted after a scale-down may briefly be active beside the new ones
+        assert len(active(pods)) <= replicas + max_s + awaiting_deletion(pods, rss), rec
         assert len(ready(pods)) >= replicas - max_u, rec
 
 

@@ -123,6 +123,26 @@ def node_should_run(ds: Obj, node: Obj) -> tuple[bool, bool]:
     there may stay but no new one is made."""
     pod_spec, affinity, tols = _placement(ds)
     name = _meta(node).get("name")
+    key = (_meta(ds).get("uid") or "", name)
+    hit = _SHOULD_RUN.get(key)
+    if hit is not None and hit[0] is pod_spec and hit[1] is node:
+        return hit[2]
+    result = _should_run(pod_spec, affinity, tols, node, name)
+    if key[0]:
+        if len(_SHOULD_RUN) > 200_000:
+            _SHOULD_RUN.clear()
+        _SHOULD_RUN[key] = (pod_spec, node, result)
+    return result
+
+
+# (DaemonSet uid, node name) -> (pod spec, node, answer): every sync asks about every node,
+# and between two versions of either object the answer cannot change (identity-checked,
+# as _PLACEMENTS)
+_SHOULD_RUN: dict[tuple[str, str], tuple[Obj, Obj, tuple[bool, bool]]] = {}
+
+
+def _should_run(pod_spec: Obj, affinity: RequiredNodeAffinity, tols: list[Obj], node: Obj,
+                name: str | None) -> tuple[bool, bool]:
     if pod_spec.get("nodeName") and pod_spec["nodeName"] != name:
         return False, False
     if not affinity.matches(node):
