@@ -216,14 +216,21 @@ def _revision_data(ds: Obj) -> Obj:
 
 
 def daemonset_status(ds: Obj, nodes: list[Obj], by_node: dict[str, list[Obj]], hash_: str, now: float,
-                     epoch) -> Obj:
-    """The DaemonSet's status counters over ``nodes`` (upstream's ``updateDaemonSetStatus``)."""
+                     epoch, runs: dict[str, tuple[bool, bool]] | None = None) -> Obj:
+    """The DaemonSet's status counters over ``nodes`` (upstream's ``updateDaemonSetStatus``).
+
+    ``runs``: :func:`node_should_run` per node name, when the caller has it already.
+    """
     desired = current = mis = ready = updated = available = 0
     min_ready = int((ds.get("spec") or {}).get("minReadySeconds") or 0)
     for node in nodes:
         name = _meta(node)["name"]
-        should_run, _ = node_should_run(ds, node)
-        pods = [p for p in by_node.get(name, []) if not _meta(p).get("deletionTimestamp")]
+        should_run = runs[name][0] if runs is not None else node_should_run(ds, node)[0]
+        on_node = by_node.get(name)
+        if not on_node:
+            desired += should_run
+            continue
+        pods = [p for p in on_node if not _meta(p).get("deletionTimestamp")]
         if should_run:
             desired += 1
             if pods:
@@ -277,7 +284,7 @@ class DaemonSetController(Component):
         self.dss.add_event_handler(EventHandler(
             on_add=self._enqueue, on_update=lambda o, n: self._enqueue(n), on_delete=self._ds_deleted))
         self.nodes.add_event_handler(EventHandler(
-            on_add=lambda n: self._enqueue_all(), on_update=self._node_updated,
+            on_add=self._node_added, on_update=self._node_updated,
             on_delete=lambda n: self._enqueue_all()))
         self.pods.add_event_handler(EventHandler(
             on_add=self._pod_added, on_update=self._pod_updated, on_delete=self._pod_deleted))
@@ -295,12 +302,23 @@ class DaemonSetController(Component):
         for ds in self.dss.indexer.list():
             self._enqueue(ds)
 
+    def _node_added(self, node: Obj) -> None:
+        """Upstream ``addNode``: the DaemonSets that should run a pod there."""
+        for ds in self.dss.indexer.list():
+            if node_should_run(ds, node)[0]:
+                self._enqueue(ds)
+
     def _node_updated(self, old: Obj, new: Obj) -> None:
+        """Upstream ``updateNode``: the DaemonSets whose (shouldRun, shouldContinueRunning)
+        differ between the two versions (a heartbeat or a tolerated taint changes nothing)."""
         def shape(n: Obj) -> tuple:
             return (_meta(n).get("labels"), (n.get("spec") or {}).get("taints"),
                     (n.get("spec") or {}).get("unschedulable"))
-        if shape(old) != shape(new):
-            self._enqueue_all()
+        if shape(old) == shape(new):
+            return
+        for ds in self.dss.indexer.list():
+            if node_should_run(ds, old) != node_should_run(ds, new):
+                self._enqueue(ds)
 
     def _ds_key(self, pod: Obj) -> str | None:
         for ref in _meta(pod).get("ownerReferences") or ():
@@ -348,12 +366,13 @@ class DaemonSetController(Component):
             node = target_node(p)
             if node:
                 by_node.setdefault(node, []).append(p)
+        runs = {_meta(n)["name"]: node_should_run(ds, n) for n in nodes}
         if self.exp.satisfied(key, now):
-            self._manage(key, ds, nodes, by_node, hash_)
+            self._manage(key, ds, nodes, by_node, hash_, runs)
             if self.exp.satisfied(key, now):
-                self._rolling_update(key, ds, nodes, by_node, hash_)
+                self._rolling_update(key, ds, nodes, by_node, hash_, runs)
         self._cleanup_history(ds, pods, hash_)
-        status = daemonset_status(ds, nodes, by_node, hash_, now, self.api.epoch)
+        status = daemonset_status(ds, nodes, by_node, hash_, now, self.api.epoch, runs)
         if status != (ds.get("status") or {}):
             try:
                 self.api.update("daemonsets.apps", {**ds, "status": status}, subresource="status", ctx=self.ctx,
@@ -400,7 +419,8 @@ class DaemonSetController(Component):
             except errors.NotFound:
                 pass
 
-    def _manage(self, key: str, ds: Obj, nodes: list[Obj], by_node: dict[str, list[Obj]], hash_: str) -> None:
+    def _manage(self, key: str, ds: Obj, nodes: list[Obj], by_node: dict[str, list[Obj]], hash_: str,
+                runs: dict[str, tuple[bool, bool]]) -> None:
         """Upstream's ``manage``/``podsShouldBeOnNode`` over every node."""
         now = self.api.now
         surge = _surge_allowed(ds)
@@ -410,8 +430,11 @@ class DaemonSetController(Component):
         node_names = {_meta(n)["name"] for n in nodes}
         for node in nodes:
             name = _meta(node)["name"]
-            should_run, keep = node_should_run(ds, node)
-            pods = [p for p in by_node.get(name, []) if not _meta(p).get("deletionTimestamp")]
+            should_run, keep = runs[name]
+            on_node = by_node.get(name)
+            if not on_node and not should_run:
+                continue
+            pods = [p for p in on_node or () if not _meta(p).get("deletionTimestamp")]
             if should_run and not pods:
                 fails, last = self._failed_backoff.get(f"{key}/{name}", (0, 0.0))
                 wait = min(FAILED_POD_BACKOFF * 2 ** max(0, fails - 1), MAX_FAILED_POD_BACKOFF) if fails else 0.0
@@ -450,15 +473,14 @@ class DaemonSetController(Component):
             self.q.add_after(key, retry_after)
 
     def _rolling_update(self, key: str, ds: Obj, nodes: list[Obj], by_node: dict[str, list[Obj]],
-                        hash_: str) -> None:
+                        hash_: str, runs: dict[str, tuple[bool, bool]]) -> None:
         """Upstream's ``rollingUpdate`` (maxUnavailable, or maxSurge)."""
         strategy = (ds.get("spec") or {}).get("updateStrategy") or {}
         if strategy.get("type") != "RollingUpdate":
             return
         now, epoch = self.api.now, self.api.epoch
         min_ready = int((ds.get("spec") or {}).get("minReadySeconds") or 0)
-        runnable = {_meta(n)["name"]: n for n in nodes}
-        desired = sum(1 for n in nodes if node_should_run(ds, n)[0])
+        desired = sum(1 for r in runs.values() if r[0])
         ru = strategy.get("rollingUpdate") or {}
         max_surge = _scaled(ru.get("maxSurge"), desired, True)
         max_unavailable = _scaled(ru.get("maxUnavailable"), desired, True)
@@ -499,7 +521,7 @@ class DaemonSetController(Component):
             if old is None:
                 continue
             if new is None:
-                should_run = name in runnable and node_should_run(ds, runnable[name])[0]
+                should_run = name in runs and runs[name][0]
                 if not is_pod_available(old, min_ready, now, epoch):
                     if should_run:
                         allowed.append(name)
