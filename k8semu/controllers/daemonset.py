@@ -141,6 +141,25 @@ def node_should_run(ds: Obj, node: Obj) -> tuple[bool, bool]:
 _SHOULD_RUN: dict[tuple[str, str], tuple[Obj, Obj, tuple[bool, bool]]] = {}
 
 
+def should_run_on(ds: Obj, nodes: list[Obj]) -> dict[str, tuple[bool, bool]]:
+    """:func:`node_should_run` for every node, by node name (one template lookup per call)."""
+    pod_spec, affinity, tols = _placement(ds)
+    uid = _meta(ds).get("uid") or ""
+    out: dict[str, tuple[bool, bool]] = {}
+    for node in nodes:
+        name = node["metadata"]["name"]
+        hit = _SHOULD_RUN.get((uid, name))
+        if hit is not None and hit[0] is pod_spec and hit[1] is node:
+            out[name] = hit[2]
+            continue
+        result = out[name] = _should_run(pod_spec, affinity, tols, node, name)
+        if uid:
+            if len(_SHOULD_RUN) > 200_000:
+                _SHOULD_RUN.clear()
+            _SHOULD_RUN[(uid, name)] = (pod_spec, node, result)
+    return out
+
+
 def _should_run(pod_spec: Obj, affinity: RequiredNodeAffinity, tols: list[Obj], node: Obj,
                 name: str | None) -> tuple[bool, bool]:
     if pod_spec.get("nodeName") and pod_spec["nodeName"] != name:
@@ -230,6 +249,18 @@ def daemonset_status(ds: Obj, nodes: list[Obj], by_node: dict[str, list[Obj]], h
         if not on_node:
             desired += should_run
             continue
+        if should_run and len(on_node) == 1 and not min_ready:
+            # the steady state, kept cheap for thousands of nodes: one pod, no minReadySeconds
+            only = on_node[0]
+            if not only["metadata"].get("deletionTimestamp"):
+                desired += 1
+                current += 1
+                if is_pod_ready(only):
+                    ready += 1
+                    available += 1
+                if (only["metadata"].get("labels") or {}).get(REVISION_HASH_LABEL) == hash_:
+                    updated += 1
+                continue
         pods = [p for p in on_node if not _meta(p).get("deletionTimestamp")]
         if should_run:
             desired += 1
@@ -281,6 +312,8 @@ class DaemonSetController(Component):
         self.recorder = EventRecorder(api, self.ctx, self.name)
         self.exp = ControllerExpectations()
         self._failed_backoff: dict[str, tuple[int, float]] = {}
+        # pod uid -> (the pod version, its target node): by_node is rebuilt every sync
+        self._targets: dict[str, tuple[Obj, str | None]] = {}
         self.dss.add_event_handler(EventHandler(
             on_add=self._enqueue, on_update=lambda o, n: self._enqueue(n), on_delete=self._ds_deleted))
         self.nodes.add_event_handler(EventHandler(
@@ -340,6 +373,7 @@ class DaemonSetController(Component):
             self.q.add(key)
 
     def _pod_deleted(self, pod: Obj) -> None:
+        self._targets.pop(_meta(pod).get("uid"), None)
         key = self._ds_key(pod)
         if key:
             self.exp.deletion_observed(key, pod_key(pod))
@@ -362,11 +396,18 @@ class DaemonSetController(Component):
         pods = [p for p in self.pods.indexer.by_index("owner", _meta(ds).get("uid", ""))
                 if selector.matches(_meta(p).get("labels") or {})]
         by_node: dict[str, list[Obj]] = {}
+        targets = self._targets
         for p in pods:
-            node = target_node(p)
+            uid = p["metadata"].get("uid")
+            hit = targets.get(uid)
+            if hit is not None and hit[0] is p:
+                node = hit[1]
+            else:
+                node = target_node(p)
+                targets[uid] = (p, node)
             if node:
                 by_node.setdefault(node, []).append(p)
-        runs = {_meta(n)["name"]: node_should_run(ds, n) for n in nodes}
+        runs = should_run_on(ds, nodes)
         if self.exp.satisfied(key, now):
             self._manage(key, ds, nodes, by_node, hash_, runs)
             if self.exp.satisfied(key, now):
@@ -432,8 +473,14 @@ class DaemonSetController(Component):
             name = _meta(node)["name"]
             should_run, keep = runs[name]
             on_node = by_node.get(name)
-            if not on_node and not should_run:
-                continue
+            if not on_node:
+                if not should_run:
+                    continue
+            elif should_run and len(on_node) == 1:
+                only = on_node[0]
+                if not only["metadata"].get("deletionTimestamp") and \
+                        (only.get("status") or {}).get("phase") != "Failed":
+                    continue  # the steady state: nothing to create or delete here
             pods = [p for p in on_node or () if not _meta(p).get("deletionTimestamp")]
             if should_run and not pods:
                 fails, last = self._failed_backoff.get(f"{key}/{name}", (0, 0.0))
@@ -478,6 +525,8 @@ class DaemonSetController(Component):
         strategy = (ds.get("spec") or {}).get("updateStrategy") or {}
         if strategy.get("type") != "RollingUpdate":
             return
+        if all(_hash_of(p) == hash_ for pods in by_node.values() for p in pods):
+            return  # no old pod to replace
         now, epoch = self.api.now, self.api.epoch
         min_ready = int((ds.get("spec") or {}).get("minReadySeconds") or 0)
         desired = sum(1 for r in runs.values() if r[0])
