@@ -99,3 +99,29 @@ async def _dump_body(rt):
     setup(rt.cluster.api)
     await rt.settle()
     return rt.components["kube-proxy/node-1"].table.dump()
+
+
+def test_a_frozen_kube_proxy_routes_by_what_it_saw_until_thawed():
+    """Healthy kube-proxies read the API server's state; a watch fault gives one node's
+    proxy caches of its own, which go stale while frozen (as upstream's informers would)."""
+    c = Cluster.create(seed=1)
+    api = c.api
+
+    async def body(rt):
+        _, pods = setup(api)
+        await rt.settle()
+        rt.freeze("kube-proxy/node-1")
+        await rt.settle()
+        set_ready(api, pods[1], False)
+        await rt.settle()
+
+        def ready_ips(node):
+            return [e.ip for e in rt.components[f"kube-proxy/{node}"].table.get("default/web").cluster_endpoints]
+
+        assert ready_ips("node-1") == ["10.244.0.5", "10.244.1.5", "10.244.2.5"]  # stale
+        assert ready_ips("node-2") == ["10.244.0.5", "10.244.2.5"]
+        rt.thaw("kube-proxy/node-1")
+        await rt.settle()
+        assert ready_ips("node-1") == ["10.244.0.5", "10.244.2.5"]
+
+    run(c, body)

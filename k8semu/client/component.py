@@ -59,6 +59,10 @@ class WatchFaults:
         self._changed.set()
         self._changed = trio.Event()
 
+    async def wait_changed(self) -> None:
+        """Wait until a knob changes (:meth:`changed`)."""
+        await self._changed.wait()
+
     async def wait_thawed(self) -> None:
         while self.frozen or self.paused:
             await self._changed.wait()

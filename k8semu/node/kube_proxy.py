@@ -1,16 +1,20 @@
 """kube-proxy: the per-node Component around the pure forwarding table of :mod:`.proxy`.
 
-One :class:`KubeProxy` runs per node (actor ``kube-proxy/<node>``). It keeps
-informers on Services, EndpointSlices and Nodes (the latter only for NodePort
-addresses) and, whenever one of them changes, syncs (at most once per
-``--iptables-min-sync-period``, 1 s): the node's
+One :class:`KubeProxy` runs per node (actor ``kube-proxy/<node>``). Its
 :class:`~k8semu.node.proxy.ProxyTable` — what upstream's ``syncProxyRules``
-would program — is rebuilt from the caches with
-:func:`~k8semu.node.proxy.build_rules`. Nothing in the emulator reads a node's
-rules except :attr:`KubeProxy.table` and :meth:`KubeProxy.route`, so the
-rebuild is done when one of them is next used, not at every sync: a
-5,000-node cluster does not compute 5,000 tables per Service change that
-nobody looks at. It never writes to the API, so it leaves no trace in the log.
+would program from Services, EndpointSlices and node addresses — is built with
+:func:`~k8semu.node.proxy.build_rules` when it is used (:attr:`KubeProxy.table`,
+:meth:`KubeProxy.route`), since nothing else in the emulator reads iptables.
+
+Where that state comes from depends on faults. A healthy kube-proxy's
+informers would hold exactly what the API server holds, so it reads the API
+server directly: no per-node watch, so a Service change costs nothing on a
+5,000-node cluster until someone routes through a node. Once a watch fault is
+put on the component (``delay_watch``, ``drop_watch``, ``freeze``, ``pause``
+through the runtime), it starts its own informers on Services, EndpointSlices
+and Nodes (listed at that moment) and builds from their caches from then on,
+so the fault makes its view late, lossy or stale as it would upstream. It
+never writes to the API, so it leaves no trace in the log.
 
 Routing (:meth:`KubeProxy.route`) draws from a per-node RNG seeded with
 ``f"{seed}:{node}"`` (SHA-512 of the string, independent of
@@ -28,7 +32,7 @@ from typing import Any
 import trio
 
 from ..client.component import Component
-from ..client.informer import EventHandler
+from ..client.informer import EventHandler, Informer
 from .proxy import ProxyTable, RouteResult, build_rules
 from .proxy import route as route_packet
 
@@ -60,51 +64,53 @@ class KubeProxy(Component):
         self.cluster_cidr = cluster_cidr
         self.rng = random.Random(f"{seed}:{node_name}")
         self.affinity: dict = {}
-        self.syncs = 0
-        self.services = self.informer("services")
-        self.slices = self.informer("endpointslices.discovery.k8s.io")
-        self.nodes = self.informer("nodes")
+        # informers on Services, EndpointSlices, Nodes: only once a fault needs a cache of its own
+        self.caches: tuple[Informer, Informer, Informer] | None = None
         self._table: ProxyTable | None = None
-        self._dirty = True
-        self._wake = trio.Event()
-        handler = EventHandler(on_add=self._changed, on_update=lambda o, n: self._changed(n),
-                               on_delete=self._changed)
-        for inf in (self.services, self.slices, self.nodes):
-            inf.add_event_handler(handler)
+        self._built_at = -1  # store revision (no caches) the table was built at; -1: rebuild
 
-    def _changed(self, _obj: Any = None) -> None:
-        self._dirty = True
-        self._wake.set()
-
-    #: upstream's ``--iptables-min-sync-period``: changes within it share one sync (virtual seconds)
-    min_sync_period = 1.0
+    def _faulted(self) -> bool:
+        f = self.faults
+        return bool(f.delay or f.drop is not None or f.frozen or f.paused)
 
     async def main(self) -> None:
-        last_sync = -self.min_sync_period
-        while True:
-            await self._wake.wait()
-            self._wake = trio.Event()
-            await self.gate()
-            wait = last_sync + self.min_sync_period - self.api.now
-            if wait > 0:
-                await trio.sleep(wait)
-            if self._dirty:
-                self.syncs += 1  # the rules are built on next use (see the module docstring)
-                last_sync = self.api.now
+        while not self._faulted():
+            await self.faults.wait_changed()
+        # from now on this node's view is its own caches, which the fault delays, drops or freezes
+        self.caches = (self.informer("services"), self.informer("endpointslices.discovery.k8s.io"),
+                       self.informer("nodes"))
+        handler = EventHandler(on_add=self._changed, on_update=lambda o, n: self._changed(n),
+                               on_delete=self._changed)
+        async with trio.open_nursery() as nursery:
+            for inf in self.caches:
+                inf.add_event_handler(handler)
+                await nursery.start(inf.run)
+            self._changed()
+
+    def _changed(self, _obj: Any = None) -> None:
+        self._built_at = -1
 
     def sync(self) -> ProxyTable:
-        """Rebuild the table from the caches now (upstream ``syncProxyRules``'s rules)."""
-        node_ips = {n["metadata"]["name"]: ip for n in self.nodes.indexer.list()
-                    if (ip := node_internal_ip(n)) is not None}
-        self._table = build_rules(self.node_name, self.services.indexer.list(), self.slices.indexer.list(),
-                                  node_ips, cluster_cidr=self.cluster_cidr)
-        self._dirty = False
+        """Rebuild the table now (upstream ``syncProxyRules``'s rules), from the caches or the API."""
+        if self.caches is not None:
+            services, slices, nodes = (inf.indexer.list() for inf in self.caches)
+            built_at = 0
+        else:
+            api, ctx = self.api, self.ctx
+            services = api.list("services", ctx=ctx)["items"]
+            slices = api.list("endpointslices.discovery.k8s.io", ctx=ctx)["items"]
+            nodes = api.list("nodes", ctx=ctx)["items"]
+            built_at = api.log.revision
+        node_ips = {n["metadata"]["name"]: ip for n in nodes if (ip := node_internal_ip(n)) is not None}
+        self._table = build_rules(self.node_name, services, slices, node_ips, cluster_cidr=self.cluster_cidr)
+        self._built_at = built_at
         return self._table
 
     @property
     def table(self) -> ProxyTable:
-        """The node's current forwarding table (rebuilt first if a change is pending)."""
-        if self._table is None or self._dirty:
+        """The node's current forwarding table (rebuilt first if anything changed since)."""
+        if self._table is None or self._built_at < 0 or (
+                self.caches is None and self._built_at != self.api.log.revision):
             return self.sync()
         return self._table
 
