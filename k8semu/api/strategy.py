@@ -37,6 +37,19 @@ _STATUS_KINDS = frozenset({
     "Ingress",
 })
 
+# What a new object's reset status encodes to: the integer fields of these status
+# structs have no ``omitempty``, so Go writes them as 0 (clients such as the Python
+# client's typed models require them).
+_EMPTY_STATUS: dict[str, dict[str, int]] = {
+    "ReplicationController": {"replicas": 0},
+    "ReplicaSet": {"replicas": 0},
+    "StatefulSet": {"replicas": 0, "availableReplicas": 0},
+    "DaemonSet": {"currentNumberScheduled": 0, "numberMisscheduled": 0, "desiredNumberScheduled": 0,
+                  "numberReady": 0},
+    "HorizontalPodAutoscaler": {"desiredReplicas": 0},
+    "PodDisruptionBudget": {"disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 0, "expectedPods": 0},
+}
+
 # Top-level keys that are not "spec" for generation purposes.
 _NOT_SPEC = frozenset({"metadata", "status", "apiVersion", "kind"})
 
@@ -86,7 +99,8 @@ def prepare_for_create(obj: dict[str, Any]) -> dict[str, Any]:
     elif kind == "Service":
         obj["status"] = {"loadBalancer": {}}
     elif has_status(kind):
-        obj["status"] = {} if kind not in ("PersistentVolumeClaim", "PersistentVolume") else (
+        obj["status"] = dict(_EMPTY_STATUS.get(kind, {})) if kind not in (
+            "PersistentVolumeClaim", "PersistentVolume") else (
             {"phase": "Pending"} if kind == "PersistentVolumeClaim" else {"phase": "Pending"}
         )
     return obj

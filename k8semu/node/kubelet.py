@@ -165,6 +165,7 @@ def node_object(cfg: Any, stamp: str, images: list[Obj] | None = None) -> Obj:
                 "osImage": OS_IMAGE,
                 "containerRuntimeVersion": CONTAINER_RUNTIME_VERSION,
                 "kubeletVersion": KUBELET_VERSION,
+                "kubeProxyVersion": "",  # deprecated, no longer reported; Go still encodes the ""
                 "operatingSystem": "linux",
                 "architecture": "amd64",
             },
