@@ -12,6 +12,7 @@ Skipped when no ``kubectl`` is on the PATH (CI has one).
 from __future__ import annotations
 
 import http.client
+import json
 import os
 import queue
 import re
@@ -241,6 +242,82 @@ def test_versioned_kubectl_smoke(server, minor):
     assert k("delete", "deployment", name).stdout == f'deployment.apps "{name}" deleted\n'
 
 
+def _json(k, *args: str) -> dict:
+    return json.loads(k("get", *args, "-o", "json").stdout)
+
+
+@pytest.mark.parametrize("minor", ["", "1.32", "1.27"])
+def test_create_subcommands_send_protobuf(server, minor):
+    """kubectl ≥ 1.32's typed clients send application/vnd.kubernetes.protobuf bodies (and take JSON
+    back); older ones send JSON."""
+    exe = _versioned(minor) if minor else KUBECTL
+    if exe is None:
+        pytest.skip(f"kubectl.{minor} not installed beside kubectl")
+    k = lambda *a, **kw: server.kubectl(*a, binary=exe, **kw)  # noqa: E731
+    ns = "proto" + minor.replace(".", "")
+    out = k("create", "namespace", ns, "-v=8")
+    assert out.stdout == f"namespace/{ns} created\n"
+    assert ("Content-Type: application/vnd.kubernetes.protobuf" in out.stderr) == (minor != "1.27")
+    assert _json(k, "namespace", ns)["status"] == {"phase": "Active"}
+    n = ["-n", ns]
+
+    assert k("create", "deployment", "web2", "--image=nginx:1.27", "--replicas=2", "--port=80", *n).stdout == \
+        "deployment.apps/web2 created\n"
+    dep = _json(k, "deployment", "web2", *n)
+    assert dep["spec"]["replicas"] == 2 and dep["spec"]["selector"] == {"matchLabels": {"app": "web2"}}
+    (c,) = dep["spec"]["template"]["spec"]["containers"]
+    assert c["name"] == "nginx" and c["image"] == "nginx:1.27" and c["ports"] == [{"containerPort": 80, "protocol": "TCP"}]
+    k("rollout", "status", "deployment/web2", "--timeout=60s", *n)
+    assert _rows(k("get", "deployment", "web2", *n).stdout)[1][:4] == ["web2", "2/2", "2", "2"]
+    assert k("create", "deployment", "idle", "--image=nginx:1.27", "--replicas=0", *n).stdout == \
+        "deployment.apps/idle created\n"
+    assert _json(k, "deployment", "idle", *n)["spec"]["replicas"] == 0  # a pointer: the 0 is kept
+
+    assert k("create", "configmap", "cfg", "--from-literal=a=b", "--from-literal=c=d", *n).stdout == \
+        "configmap/cfg created\n"
+    assert _json(k, "configmap", "cfg", *n)["data"] == {"a": "b", "c": "d"}
+    assert k("create", "secret", "generic", "sec", "--from-literal=pw=s3cr3t", *n).stdout == "secret/sec created\n"
+    sec = _json(k, "secret", "sec", *n)
+    assert sec["data"] == {"pw": "czNjcjN0"} and sec["type"] == "Opaque"
+
+    assert k("create", "service", "clusterip", "web2", "--tcp=80:8080", *n).stdout == "service/web2 created\n"
+    spec = _json(k, "service", "web2", *n)["spec"]
+    assert spec["type"] == "ClusterIP" and spec["selector"] == {"app": "web2"}
+    assert spec["ports"] == [{"name": "80-8080", "port": 80, "protocol": "TCP", "targetPort": 8080}]
+    assert re.fullmatch(r"10\.\d+\.\d+\.\d+", spec["clusterIP"])
+
+    assert k("create", "job", "once", "--image=busybox:1.36", *n, "--", "echo", "hi").stdout == \
+        "job.batch/once created\n"
+    tpl = _json(k, "job", "once", *n)["spec"]["template"]["spec"]
+    assert tpl["restartPolicy"] == "Never" and tpl["containers"][0]["command"] == ["echo", "hi"]
+    assert k("wait", "--for=condition=Complete", "job/once", "--timeout=60s", *n).stdout == \
+        "job.batch/once condition met\n"
+    assert k("create", "cronjob", "tick", "--image=busybox:1.36", "--schedule=*/5 * * * *", *n).stdout == \
+        "cronjob.batch/tick created\n"
+    assert _json(k, "cronjob", "tick", *n)["spec"]["schedule"] == "*/5 * * * *"
+
+    assert k("create", "serviceaccount", "bot", *n).stdout == "serviceaccount/bot created\n"
+    assert k("create", "role", "reader", "--verb=get,list", "--resource=pods", *n).stdout == \
+        "role.rbac.authorization.k8s.io/reader created\n"
+    assert _json(k, "role", "reader", *n)["rules"] == [{"apiGroups": [""], "resources": ["pods"],
+                                                        "verbs": ["get", "list"]}]
+    assert k("create", "rolebinding", "bot-reads", "--role=reader", f"--serviceaccount={ns}:bot", *n).stdout == \
+        "rolebinding.rbac.authorization.k8s.io/bot-reads created\n"
+    rb = _json(k, "rolebinding", "bot-reads", *n)
+    assert [(x["kind"], x["name"], x["namespace"]) for x in rb["subjects"]] == [("ServiceAccount", "bot", ns)]
+    assert rb["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "reader"}
+    assert k("create", "poddisruptionbudget", "web2", "--selector=app=web2", "--min-available=1", *n).stdout == \
+        "poddisruptionbudget.policy/web2 created\n"
+    assert _json(k, "pdb", "web2", *n)["spec"]["minAvailable"] == 1
+    assert k("create", "quota", "q", "--hard=pods=20,cpu=4", *n).stdout == "resourcequota/q created\n"
+    assert _json(k, "quota", "q", *n)["spec"]["hard"] == {"cpu": "4", "pods": "20"}
+    assert k("create", "ingress", "web2", "--rule=example.com/*=web2:80", *n).stdout == \
+        "ingress.networking.k8s.io/web2 created\n"
+    assert _json(k, "ingress", "web2", *n)["spec"]["rules"] == [{"host": "example.com", "http": {"paths": [
+        {"backend": {"service": {"name": "web2", "port": {"number": 80}}}, "path": "/", "pathType": "Prefix"}]}}]
+    assert k("delete", "namespace", ns, "--wait=false").stdout == f'namespace "{ns}" deleted\n'
+
+
 class PortForward:
     """A running ``kubectl port-forward`` (always killed by :meth:`stop`, by pid)."""
 
@@ -275,9 +352,7 @@ def _get(port: int) -> tuple[int, dict[str, str], str]:
 def pf_lab(server):
     """The lab in its own namespace (other tests delete theirs), rolled out."""
     k = server.kubectl
-    ns = server.tmp / "pf-namespace.yaml"
-    ns.write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: pf}\n")
-    k("apply", "-f", str(ns))
+    assert k("create", "namespace", "pf").stdout == "namespace/pf created\n"
     k("apply", "-n", "pf", "-f", WEB)
     k("rollout", "status", "-n", "pf", "deployment/web", "--timeout=60s")
     return k("get", "pods", "-n", "pf", "-l", "app=web", "-o", "jsonpath={.items[0].metadata.name}").stdout

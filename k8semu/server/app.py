@@ -41,7 +41,7 @@ from ..api import errors
 from ..api.apiserver import APPLY_PATCH, JSON_PATCH, PATCH_TYPES, RequestContext
 from ..api.auth import SYSTEM_MASTERS, UserInfo, anonymous
 from ..api.resources import ResourceInfo, by_resource
-from . import discovery, openapi
+from . import discovery, openapi, protobuf
 
 __all__ = ["APIApp", "VERSION_INFO"]
 
@@ -354,12 +354,22 @@ class APIApp:
                 rv = (obj.get("metadata") or {}).get("resourceVersion")
                 return await _send_json(send, 200, self._table([obj], info, req, {"resourceVersion": rv}))
             return await _send_json(send, 200, obj)
-        if req.body and req.content_type not in ("application/json", "application/yaml", *PATCH_TYPES):
-            # protobuf / CBOR bodies are not decoded here; 415 makes client-go retry with JSON
+        if req.body and req.content_type == protobuf.MEDIA_TYPE and m != "PATCH":
+            # kubectl's typed clients (create namespace|deployment|…, create token) send protobuf;
+            # decoded to the same dict a JSON body gives (responses stay JSON, which they accept)
+            try:
+                body = protobuf.decode_body(req.body)
+            except protobuf.UnsupportedProtobufType as e:
+                raise errors.UnsupportedMediaType(str(e)) from None
+            except protobuf.ProtobufError as e:
+                raise errors.BadRequest(str(e)) from None
+        elif req.body and req.content_type not in ("application/json", "application/yaml", *PATCH_TYPES):
+            # CBOR and other bodies are not decoded here
             raise errors.UnsupportedMediaType(
                 f'the body of the request was in an unknown format - accepted media types include: '
-                f'application/json, application/yaml, {", ".join(PATCH_TYPES)}')
-        body = req.json_body()
+                f'application/json, application/yaml, {protobuf.MEDIA_TYPE}, {", ".join(PATCH_TYPES)}')
+        else:
+            body = req.json_body()
         if m == "POST":
             if name is None:
                 if not isinstance(body, dict):
