@@ -323,7 +323,8 @@ class DaemonSetController(Component):
             on_add=self._pod_added, on_update=self._pod_updated, on_delete=self._pod_deleted))
 
     async def main(self) -> None:
-        await self.run_workers(self.q, self.sync)
+        # a sync walks every node: fold the events of one instant into one sync
+        await self.run_workers(self.q, self.sync, coalesce=True)
 
     def _enqueue(self, ds: Obj) -> None:
         self.q.add(meta_namespace_key(ds))

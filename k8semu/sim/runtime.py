@@ -101,6 +101,14 @@ class Runtime:
         times = [t for c in self.components.values() if (t := c.next_wakeup()) is not None]
         return min(times) if times else None
 
+    async def quiet(self) -> None:
+        """Wait until every task is blocked at the current instant, including the
+        syncs components hold for the instant's events (``run_workers(coalesce=True)``)."""
+        while True:
+            await trio.testing.wait_all_tasks_blocked()
+            if not any(c.coalescing for c in self.components.values()):
+                return
+
     async def settle(self, *, horizon: float = 30.0, limit: float = 600.0) -> bool:
         """Run until settled (see module docstring) or ``limit`` virtual seconds pass.
 
@@ -109,7 +117,7 @@ class Runtime:
         """
         deadline = trio.current_time() + limit
         while True:
-            await trio.testing.wait_all_tasks_blocked()
+            await self.quiet()
             now = trio.current_time()
             wake = self.next_wakeup()
             if wake is None or wake > now + horizon:
@@ -123,14 +131,14 @@ class Runtime:
     async def advance(self, seconds: float) -> None:
         """Let ``seconds`` of virtual time pass (everything due in between runs)."""
         await trio.sleep(seconds)
-        await trio.testing.wait_all_tasks_blocked()
+        await self.quiet()
 
     async def until(self, predicate: Callable[[], bool], *, limit: float = 600.0, step: float = 1.0) -> bool:
         """Run until ``predicate()`` holds (checked whenever the cluster is idle, at
         least every ``step`` virtual seconds); False if ``limit`` runs out."""
         deadline = trio.current_time() + limit
         while True:
-            await trio.testing.wait_all_tasks_blocked()
+            await self.quiet()
             if predicate():
                 return True
             now = trio.current_time()
