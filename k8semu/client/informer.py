@@ -52,6 +52,17 @@ def namespace_index(obj: Obj) -> list[str]:
     return [ns] if ns else []
 
 
+#: index name of :func:`label_index` (what :meth:`Indexer.select` looks for)
+LABELS_INDEX = "labels"
+
+
+def label_index(obj: Obj) -> list[str]:
+    """Index function: one ``namespace\x00key=value`` entry per label (for :meth:`Indexer.select`)."""
+    meta = obj.get("metadata") or {}
+    ns = meta.get("namespace") or ""
+    return [f"{ns}\x00{k}={v}" for k, v in (meta.get("labels") or {}).items()]
+
+
 def node_name_index(obj: Obj) -> list[str]:
     """Index function for pods: ``spec.nodeName`` (empty string for unscheduled pods)."""
     return [(obj.get("spec") or {}).get("nodeName") or ""]
@@ -136,6 +147,32 @@ class Indexer:
         """Objects whose index ``name`` has ``value``, in key order."""
         bucket = self._indices[name].get(value) or {}
         return [self._items[k] for k in sorted(bucket)]
+
+    def select(self, namespace: str, selector: Any) -> list[Obj]:
+        """Objects in ``namespace`` whose labels ``selector`` (a
+        :class:`~k8semu.api.selectors.LabelSelector`) matches, in key order — what
+        a lister's ``Pods(ns).List(selector)`` returns.
+
+        With a :data:`LABELS_INDEX` index and an equality requirement in the
+        selector, only the smallest matching label bucket is scanned (not the
+        whole namespace); the result is the same either way.
+        """
+        if selector.nothing:
+            return []
+        idx = self._indices.get(LABELS_INDEX)
+        best: dict[str, None] | None = None
+        if idx is not None:
+            for r in selector.requirements:
+                value = selector.requires_exact_match(r.key)
+                if value is not None:
+                    bucket = idx.get(f"{namespace}\x00{r.key}={value}") or {}
+                    if best is None or len(bucket) < len(best):
+                        best = bucket
+        if best is not None:
+            candidates = [self._items[k] for k in sorted(best)]
+        else:
+            candidates = self.by_index(NAMESPACE_INDEX, namespace)
+        return [o for o in candidates if selector.matches((o.get("metadata") or {}).get("labels") or {})]
 
     def __len__(self) -> int:
         return len(self._items)

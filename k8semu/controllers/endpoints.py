@@ -31,7 +31,7 @@ from ..api import errors
 from ..api.pods import find_port, is_pod_ready, is_terminal, pod_ipv4
 from ..api.selectors import selector_from_set
 from ..client.component import Component
-from ..client.informer import NAMESPACE_INDEX, EventHandler, meta_namespace_key, split_key
+from ..client.informer import LABELS_INDEX, NAMESPACE_INDEX, EventHandler, label_index, meta_namespace_key, split_key
 from .controller_utils import TriggerTimeTracker
 
 __all__ = ["EndpointsController", "endpoint_subsets", "desired_endpoints_object",
@@ -156,7 +156,7 @@ class EndpointsController(Component):
     def __init__(self, api: Any, **kwargs: Any) -> None:
         super().__init__(api, **kwargs)
         self.services = self.informer("services")
-        self.pods = self.informer("pods")
+        self.pods = self.informer("pods", indexers={LABELS_INDEX: label_index})
         self.endpoints = self.informer("endpoints")
         self.work = self.queue()
         self.triggers = TriggerTimeTracker()
@@ -214,8 +214,7 @@ class EndpointsController(Component):
         if not selector:
             return  # Endpoints of selector-less Services belong to the user
         sel = selector_from_set(selector)
-        pods = [p for p in self.pods.indexer.by_index(NAMESPACE_INDEX, ns or "")
-                if sel.matches((p.get("metadata") or {}).get("labels") or {})]
+        pods = self.pods.indexer.select(ns or "", sel)
         current = self.endpoints.indexer.get(key)
         trigger = self.triggers.compute(svc, pods)
         want = desired_endpoints_object(svc, pods, current, trigger)

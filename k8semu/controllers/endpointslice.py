@@ -47,7 +47,7 @@ from ..api import errors
 from ..api.pods import find_port, is_pod_ready, is_terminal, pod_ipv4
 from ..api.selectors import selector_from_set
 from ..client.component import Component
-from ..client.informer import NAMESPACE_INDEX, EventHandler, meta_namespace_key, split_key
+from ..client.informer import LABELS_INDEX, NAMESPACE_INDEX, EventHandler, label_index, meta_namespace_key, split_key
 from .controller_utils import TriggerTimeTracker
 
 __all__ = [
@@ -386,7 +386,7 @@ class EndpointSliceController(Component):
         super().__init__(api, **kwargs)
         self.max_per_slice = max_endpoints_per_slice
         self.services = self.informer("services")
-        self.pods = self.informer("pods")
+        self.pods = self.informer("pods", indexers={LABELS_INDEX: label_index})
         self.nodes = self.informer("nodes")
         self.slices = self.informer("endpointslices.discovery.k8s.io",
                                     label_selector=f"{MANAGED_BY_LABEL}={CONTROLLER_NAME}")
@@ -456,8 +456,7 @@ class EndpointSliceController(Component):
         if int(self.slices.resource_version or 0) < self._written.get(key, 0):
             raise _StaleCache(f"EndpointSlice informer cache is out of date for Service {key}")
         selector = selector_from_set(service_selector(svc))
-        pods = [p for p in self.pods.indexer.by_index(NAMESPACE_INDEX, ns or "")
-                if selector.matches((p.get("metadata") or {}).get("labels") or {})]
+        pods = self.pods.indexer.select(ns or "", selector)
         nodes = {n["metadata"]["name"]: n for n in self.nodes.indexer.list()}
         desired, missing = desired_endpoints(svc, pods, nodes)
         existing = self.slices.indexer.by_index("service", key)

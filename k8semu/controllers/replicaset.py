@@ -43,7 +43,7 @@ from ..api.pods import is_pod_ready
 from ..api.selectors import LabelSelector, selector_from_label_selector, selector_from_set
 from ..client.component import Component
 from ..client.events import NORMAL, WARNING, EventRecorder
-from ..client.informer import EventHandler, meta_namespace_key
+from ..client.informer import LABELS_INDEX, EventHandler, label_index, meta_namespace_key
 from .controller_utils import (
     BURST_REPLICAS,
     SLOW_START_INITIAL_BATCH_SIZE,
@@ -240,7 +240,8 @@ class ReplicaSetController(Component):
         self.expectations = ControllerExpectations()
         self.recorder = EventRecorder(api, self.ctx, self.name)
         self.rs_informer = self.informer(self.resource, indexers={CONTROLLER_UID_INDEX: _controller_uid_index})
-        self.pod_informer = self.informer("pods")
+        self.pod_informer = self.informer("pods", indexers={LABELS_INDEX: label_index,
+                                                            CONTROLLER_UID_INDEX: _controller_uid_index})
         self.q = self.queue()
         self.rs_informer.add_event_handler(EventHandler(
             on_add=self._enqueue, on_update=self._update_rs, on_delete=self._delete_rs))
@@ -355,7 +356,13 @@ class ReplicaSetController(Component):
         except ValueError:
             return
         ns = rs["metadata"]["namespace"]
-        pods = filter_active_pods(self.pod_informer.indexer.by_index("namespace", ns))
+        # what claiming can touch: the pods the selector matches and the pods this one controls
+        # (upstream lists the whole namespace; the rest are neither adopted nor released)
+        indexer = self.pod_informer.indexer
+        candidates = {meta_namespace_key(p): p for p in indexer.select(ns, selector)}
+        for p in indexer.by_index(CONTROLLER_UID_INDEX, rs["metadata"]["uid"]):
+            candidates.setdefault(meta_namespace_key(p), p)
+        pods = filter_active_pods(candidates[k] for k in sorted(candidates))
 
         def can_adopt() -> None:
             fresh = self.api.get(self.resource, rs["metadata"]["name"], namespace=ns, ctx=self.ctx)
