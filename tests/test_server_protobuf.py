@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import orjson
 import pytest
-import trio
 
 from k8semu.api import auth
 from k8semu.server import protobuf as pb
 from k8semu.server.app import APIApp
 from k8semu.sim.cluster import Cluster
+from test_server import ADMIN
+from test_server import call as server_call
 
-ADMIN = "admin-token"
 ACCEPT = "application/vnd.kubernetes.protobuf,application/json"  # what kubectl's typed clients send
 
 
@@ -232,23 +232,9 @@ def app():
 
 
 async def call(app, method, path, data: bytes, ctype=pb.MEDIA_TYPE):
-    headers = [(b"accept", ACCEPT.encode()), (b"content-type", ctype.encode()),
-               (b"authorization", f"Bearer {ADMIN}".encode())]
-    scope = {"type": "http", "method": method, "path": path, "query_string": b"", "headers": headers}
-    sent, done = [], False
-
-    async def receive():
-        nonlocal done
-        if not done:
-            done = True
-            return {"type": "http.request", "body": data, "more_body": False}
-        await trio.sleep_forever()
-
-    async def send(msg):
-        sent.append(msg)
-
-    await app(scope, receive, send)
-    return sent[0]["status"], dict(sent[0]["headers"]), orjson.loads(b"".join(m.get("body", b"") for m in sent[1:]))
+    """One request with a protobuf body (tests/test_server.py's helper); the reply decoded as JSON."""
+    code, headers, out = await server_call(app, method, path, data, accept=ACCEPT, ctype=ctype)
+    return code, headers, orjson.loads(out)
 
 
 async def test_protobuf_create_answers_json(app):

@@ -37,7 +37,6 @@ from ..store import (
     Bookmark,
     Compacted,
     EventLog,
-    FutureRevision,
     KeyExists,
     KeyNotFound,
     Record,
@@ -46,7 +45,7 @@ from ..store import (
 from . import errors, strategy
 from .auth import Attributes, UserInfo, admin
 from .meta import DEFAULT_EPOCH, format_time, new_uid, random_suffix
-from .resources import ResourceInfo, by_kind, by_resource, lookup
+from .resources import ResourceInfo, lookup
 
 __all__ = ["APIServer", "RequestContext", "PATCH_TYPES", "WatchEvent"]
 
@@ -982,7 +981,7 @@ class APIServer:
         ctx = ctx or RequestContext()
         info = self.resource(resource)
         if "scale" not in info.subresources:
-            raise errors.NotFound(f"the server could not find the requested resource")
+            raise errors.NotFound("the server could not find the requested resource")
         ns = self._namespace(info, namespace)
         self._authz(ctx, "get", info, ns, name, "scale")
         return _scale_of(self._current(info, ns, name).object)

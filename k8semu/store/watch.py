@@ -28,7 +28,7 @@ item is a :class:`Bookmark` carrying the head revision, as kube-apiserver's
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING, Any, Callable, Union
+from typing import TYPE_CHECKING, Callable, Union
 
 import trio
 

@@ -42,7 +42,7 @@ from typing import Any, Callable
 from ..store import EventLog, Record
 from ..store.logfile import LogWriter
 from ..store.record import ADDED, DELETED, MODIFIED
-from .history import diff_objects, format_value
+from .history import diff_objects
 from .view import PointError
 
 __all__ = ["Session", "sessions_of", "is_input", "Divergence", "ReplayResult", "replay", "fork",

@@ -16,7 +16,7 @@ from typing import Any
 from ...api import errors
 from ..describe import describe
 from ..output import die, server_error
-from ..session import open_cluster
+from ..session import open_cluster_at
 from .get import UnknownType, cluster_now, no_resources_message, parse_targets
 
 
@@ -37,8 +37,6 @@ def run(args: argparse.Namespace) -> int:
         targets = parse_targets(args.resources)
     except UnknownType as e:
         return die(str(e))
-    from ..session import open_cluster_at
-
     cluster = open_cluster_at(args)
     api = cluster.api
     now = cluster_now(cluster)

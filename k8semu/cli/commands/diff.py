@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 
-from ..output import die
 from ..session import open_cluster
 
 

@@ -16,7 +16,7 @@ from typing import Any, Mapping
 from ...api.humanize import parse_timestamp, translate_timestamp_since
 from ..output import die
 from ..printing import tabwrite
-from ..session import open_cluster
+from ..session import open_cluster_at
 from .get import UnknownType, cluster_now, resolve_types
 
 
@@ -68,8 +68,6 @@ def run(args: argparse.Namespace) -> int:
         bad = sorted(t for t in types if t not in ("normal", "warning"))
         if bad:
             return die("valid --types are Normal or Warning")
-    from ..session import open_cluster_at
-
     cluster = open_cluster_at(args)
     now = cluster_now(cluster)
     ns = None if args.all_namespaces else args.namespace

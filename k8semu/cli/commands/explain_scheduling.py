@@ -22,7 +22,7 @@ from typing import Any
 
 from ...api import errors
 from ..output import server_error
-from ..session import open_cluster
+from ..session import open_cluster_at
 
 _OBJECT_KINDS = ("namespaces", "persistentvolumeclaims", "persistentvolumes", "storageclasses",
                  "poddisruptionbudgets", "services", "replicationcontrollers", "replicasets", "statefulsets")
@@ -73,8 +73,6 @@ def rebuild_cache(api: Any, revision: int | None) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from ...scheduler import new_frameworks
-
-    from ..session import open_cluster_at
 
     cluster = open_cluster_at(args)
     api = cluster.api

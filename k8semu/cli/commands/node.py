@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from ...api import errors
 from ...api.apiserver import MERGE_PATCH
 from ..durations import parse_duration
 from ..output import server_error
-from ...sim.components import STOPPED_ANNOTATION, node_components, stopped_nodes
+from ...sim.components import STOPPED_ANNOTATION, node_components
 from ..session import open_cluster, run_session
 
 __all__ = ["register"]

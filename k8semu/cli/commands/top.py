@@ -17,7 +17,7 @@ from ...api.humanize import parse_timestamp
 from ...api.quantity import parse_quantity
 from ..output import die
 from ..printing import tabwrite
-from ..session import open_cluster
+from ..session import open_cluster_at
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -71,8 +71,6 @@ def _write(lines: list[list[str]]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..session import open_cluster_at
-
     cluster = open_cluster_at(args)
     api, epoch, now = cluster.api, cluster.api.epoch, cluster.time
     if args.what in ("pods", "pod", "po"):
