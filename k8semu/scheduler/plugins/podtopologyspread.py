@@ -34,7 +34,7 @@ from k8semu.api.selectors import (IN, LabelSelector, Requirement, selector_from_
 from ..cache import Snapshot
 from ..framework import MAX_NODE_SCORE, CycleState, NodeScore, PreFilterResult, Status
 from ...api.scheduling import RequiredNodeAffinity, find_untolerated_taint
-from ..types import NodeInfo, NodeShareSum, PodInfo
+from ..types import NodeInfo, NodeMemo, NodeShareSum, PodInfo
 
 __all__ = ["NAME", "PodTopologySpread", "ERR_REASON_CONSTRAINTS_NOT_MATCH", "ERR_REASON_NODE_LABEL_NOT_MATCH",
            "SYSTEM_DEFAULT_CONSTRAINTS", "default_selector"]
@@ -214,13 +214,15 @@ class _PreFilterState:
 
 
 class _PreScoreState:
-    __slots__ = ("constraints", "ignored", "pair_count", "weights")
+    __slots__ = ("constraints", "ignored", "pair_count", "weights", "node_counts")
 
     def __init__(self) -> None:
         self.constraints: list[Constraint] = []
         self.ignored: set[str] = set()
         self.pair_count: dict[tuple[str, str], int] = {}
         self.weights: list[float] = []
+        # per constraint: node name -> pods there the constraint's selector matches
+        self.node_counts: list[dict[str, int]] = []
 
 
 class PodTopologySpread:
@@ -231,6 +233,9 @@ class PodTopologySpread:
     def __init__(self, args: Mapping[str, Any] | None = None, handle: Any = None) -> None:
         args = args or {}
         self._counts = NodeShareSum()  # PreFilter's per-domain counts, across cycles
+        # PreScore's matching pods per node, by (namespace, selector), across cycles: only the
+        # nodes that got or lost a pod are counted again
+        self._matching = NodeMemo(keys=64)
         self.system_defaulted = (args.get("defaultingType") or "System") == "System"
         if self.system_defaulted:
             self.default_constraints: Sequence[Mapping[str, Any]] = SYSTEM_DEFAULT_CONSTRAINTS
@@ -382,17 +387,24 @@ class PodTopologySpread:
             size = len(nodes) - len(s.ignored) if c.topology_key == HOSTNAME else topo_size[i]
             s.weights.append(math.log(size + 2))
         req = RequiredNodeAffinity(pod.pod)
-        for ni in snapshot.node_infos:
+        infos = snapshot.node_infos
+        names = [ni.name for ni in infos]
+        for c in s.constraints:
+            sel, ns = c.selector, pod.namespace
+            counts = self._matching.map((ns, str(sel), sel.nothing), infos,
+                                        lambda ni, sel=sel, ns=ns: _count_matching(ni.pods, sel, ns))
+            s.node_counts.append(dict(zip(names, counts)))
+        for ni in infos:
             if require_all and not _labels_have_keys(ni.labels, s.constraints):
                 continue
             node = ni.node or {}
-            for c in s.constraints:
+            for i, c in enumerate(s.constraints):
                 if not c.match_node_inclusion(pod, node, req):
                     continue
                 pair = (c.topology_key, ni.labels.get(c.topology_key, ""))
                 if pair not in s.pair_count:
                     continue
-                s.pair_count[pair] += _count_matching(ni.pods, c.selector, pod.namespace)
+                s.pair_count[pair] += s.node_counts[i][ni.name]
         state.write(_PRE_SCORE_KEY, s)
         return None
 
@@ -406,7 +418,9 @@ class PodTopologySpread:
             if value is None:
                 continue
             if c.topology_key == HOSTNAME:
-                cnt = _count_matching(node_info.pods, c.selector, pod.namespace)
+                cnt = s.node_counts[i].get(node_info.name)
+                if cnt is None:  # a node outside the snapshot's list
+                    cnt = _count_matching(node_info.pods, c.selector, pod.namespace)
             else:
                 cnt = s.pair_count.get((c.topology_key, value), 0)
             total += cnt * s.weights[i] + (c.max_skew - 1)
