@@ -17,6 +17,7 @@ from k8semu.api.selectors import (
     selector_from_label_selector,
     selector_from_set,
     selector_string,
+    set_matches,
     validate_field_selector,
 )
 
@@ -424,3 +425,9 @@ def test_supported_field_labels_pass():
         ("configmaps", "metadata.name=c,metadata.namespace=d"), ("clusterroles", "metadata.namespace="),
     ]:
         validate_field_selector(plural, parse_field_selector(text))
+
+
+@given(selector=st.dictionaries(st.sampled_from("abc"), st.sampled_from("xy"), max_size=3),
+       labels=st.one_of(st.none(), st.dictionaries(st.sampled_from("abcd"), st.sampled_from("xyz"), max_size=4)))
+def test_set_matches_is_selector_from_set_matches(selector, labels):
+    assert set_matches(selector, labels) == selector_from_set(selector).matches(labels)

@@ -49,6 +49,7 @@ __all__ = [
     "parse_label_selector",
     "selector_from_label_selector",
     "selector_from_set",
+    "set_matches",
     "selector_string",
     "FieldTerm",
     "FieldSelector",
@@ -505,6 +506,16 @@ def selector_from_set(labels: Mapping[str, str] | None) -> LabelSelector:
     if not labels:
         return EVERYTHING
     return LabelSelector(tuple(Requirement(k, EQUALS, (labels[k],)) for k in sorted(labels)))
+
+
+def set_matches(selector: Mapping[str, str] | None, labels: Mapping[str, str] | None) -> bool:
+    """``selector_from_set(selector).matches(labels)`` without building the selector: every
+    pair of a map selector (a Service's ``spec.selector``) present with the same value."""
+    if not selector:
+        return True
+    if not labels:
+        return False
+    return all(labels.get(k) == v for k, v in selector.items())
 
 
 def selector_string(sel: Mapping[str, Any] | None) -> str:

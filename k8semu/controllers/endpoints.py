@@ -29,7 +29,7 @@ from typing import Any
 
 from ..api import errors
 from ..api.pods import find_port, is_pod_ready, is_terminal, pod_ipv4
-from ..api.selectors import selector_from_set
+from ..api.selectors import selector_from_set, set_matches
 from ..client.component import Component
 from ..client.informer import LABELS_INDEX, NAMESPACE_INDEX, EventHandler, label_index, meta_namespace_key, split_key
 from .controller_utils import TriggerTimeTracker
@@ -176,7 +176,7 @@ class EndpointsController(Component):
         out = []
         for svc in self.services.indexer.by_index(NAMESPACE_INDEX, meta.get("namespace") or ""):
             sel = (svc.get("spec") or {}).get("selector")
-            if sel and selector_from_set(sel).matches(labels):
+            if sel and set_matches(sel, labels):
                 out.append(meta_namespace_key(svc))
         return out
 
