@@ -292,6 +292,26 @@ async def test_watch_from_resource_version_and_selector_transitions(api):
     assert got == ["ADDED", "DELETED", "ADDED", "DELETED"]
 
 
+async def test_watch_on_one_name_sees_only_that_object(api):
+    """metadata.name=X watches (served from the name index) get X's events and nothing else."""
+    rv = api.list("configmaps", namespace="default")["metadata"]["resourceVersion"]
+    stream = await api.watch("configmaps", namespace="default", resource_version=rv,
+                             field_selector="metadata.name=a")
+    for name in ("b", "a", "c"):
+        api.create("configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}},
+                   namespace="default")
+    api.patch("configmaps", "a", {"data": {"k": "v"}}, MERGE_PATCH, namespace="default")
+    api.delete("configmaps", "b", namespace="default")
+    api.delete("configmaps", "a", namespace="default")
+    got = []
+    with trio.move_on_after(1):
+        async for ev in stream:
+            got.append((ev.type, ev.object["metadata"]["name"]))
+            if len(got) == 3:
+                break
+    assert got == [("ADDED", "a"), ("MODIFIED", "a"), ("DELETED", "a")]
+
+
 async def test_watch_without_resource_version_starts_with_current_state(api):
     api.create("pods", pod("a"), namespace="default")
     stream = await api.watch("pods", namespace="default")

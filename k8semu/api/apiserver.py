@@ -45,7 +45,7 @@ from ..store import (
 from . import errors, strategy
 from .auth import Attributes, UserInfo, admin
 from .meta import DEFAULT_EPOCH, format_time, new_uid, random_suffix
-from .resources import ResourceInfo, lookup
+from .resources import RESOURCES, ResourceInfo, lookup
 
 __all__ = ["APIServer", "RequestContext", "PATCH_TYPES", "WatchEvent"]
 
@@ -154,10 +154,12 @@ class APIServer:
         from .admission import default_admission_chain
 
         self.admission = default_admission_chain(self)
-        # the watch cache's indexes (upstream: the pods' NodeNameTriggerFunc), so one
-        # kubelet's watch costs nothing on another node's pod writes
+        # the watch cache's indexes (upstream: the pods' NodeNameTriggerFunc, and the name of
+        # every object), so one kubelet's watch costs nothing on another node's pod writes and a
+        # watch on one object (metadata.name=X) nothing on its siblings' writes
         log.add_watch_index("pods", "spec.nodeName", _pod_node_name)
-        log.add_watch_index("nodes", "metadata.name", _key_name)
+        for info in RESOURCES:
+            log.add_watch_index(info.qualified, "metadata.name", _key_name)
         self._authorizer = None
         self._authz_cache: dict[tuple, bool] = {}
         self._authz_generation = -1
@@ -509,14 +511,19 @@ class APIServer:
 
     @staticmethod
     def _watch_index(info: ResourceInfo, field_selector: str | None) -> tuple[str, str] | None:
-        """The watch index a field selector can use: ``("spec.nodeName", "node-1")`` or None."""
-        if not field_selector or info.group or info.plural not in ("pods", "nodes"):
+        """The watch index a field selector can use: ``("spec.nodeName", "node-1")``,
+        ``("metadata.name", "web")`` or None."""
+        if not field_selector:
             return None
         from . import selectors
 
-        field = "spec.nodeName" if info.plural == "pods" else "metadata.name"
-        value = selectors.parse_field_selector(field_selector).requires_exact_match(field)
-        return None if value is None else (field, value)
+        fs = selectors.parse_field_selector(field_selector)
+        for field in ("metadata.name", "spec.nodeName") if info.plural == "pods" and not info.group \
+                else ("metadata.name",):
+            value = fs.requires_exact_match(field)
+            if value is not None:
+                return field, value
+        return None
 
     async def _watch_stream(self, w, initial, match, info) -> AsyncIterator[WatchEvent]:
         for rec in initial:
