@@ -403,3 +403,35 @@ def test_port_forward_with_an_old_kubectl_says_what_it_needs(server, pf_lab):
         err = pf.stop()
     assert err == ("error: error upgrading connection: k8semu serve: port-forward needs kubectl ≥ 1.31 "
                    "(WebSocket); SPDY upgrades are not supported\n")
+
+
+def test_a_keep_alive_connection_is_never_closed_after_n_requests(server):
+    """kube-apiserver (Go's net/http) serves any number of requests on one keep-alive
+    connection; Hypercorn's default closes it after 1,000, losing the next request of a
+    client that pipelines. 1,100 GETs on one TLS connection: none says ``Connection: close``."""
+    import base64
+    import http.client
+    import ssl
+    import tempfile
+
+    from ruamel.yaml import YAML
+
+    cfg = YAML(typ="safe").load(server.kubeconfig.read_text())
+    cluster = cfg["clusters"][0]["cluster"]
+    token = cfg["users"][0]["user"]["token"]
+    host, port = cluster["server"].removeprefix("https://").rsplit(":", 1)
+    with tempfile.NamedTemporaryFile("wb", suffix=".crt") as ca:
+        ca.write(base64.b64decode(cluster["certificate-authority-data"]))
+        ca.flush()
+        context = ssl.create_default_context(cafile=ca.name)
+    conn = http.client.HTTPSConnection(host, int(port), context=context, timeout=30)
+    try:
+        for i in range(1100):
+            conn.request("GET", "/api/v1/namespaces/default", headers={"Authorization": f"Bearer {token}"})
+            resp = conn.getresponse()
+            assert resp.status == 200
+            resp.read()
+            assert (resp.getheader("connection") or "").lower() != "close", f"closed after {i + 1} requests"
+        assert conn.sock is not None  # still the first connection
+    finally:
+        conn.close()

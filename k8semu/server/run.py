@@ -31,6 +31,9 @@ def hypercorn_config(host: str, port: int, creds: Credentials | None, speed: flo
         cfg.certfile = str(creds.server_cert)
         cfg.keyfile = str(creds.server_key)
     cfg.keep_alive_timeout = 90 * speed  # Go clients keep idle connections ~90 s
+    # Hypercorn closes a keep-alive connection after 1,000 requests by default; Go's net/http
+    # (kube-apiserver) never does, and a client that does not expect it loses a request there
+    cfg.keep_alive_max_requests = 2**31 - 1
     cfg.ssl_handshake_timeout = 60 * speed
     cfg.graceful_timeout = 2 * speed
     cfg.startup_timeout = 60 * speed
