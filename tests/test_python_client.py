@@ -224,13 +224,12 @@ def test_config_map_crud(v1, namespace):
 def test_delete_answers_a_status(v1, namespace):
     v1.create_namespaced_config_map(namespace, {"apiVersion": "v1", "kind": "ConfigMap",
                                                 "metadata": {"name": "short-lived"}})
+    made = v1.read_namespaced_config_map("short-lived", namespace)
     gone = v1.delete_namespaced_config_map("short-lived", namespace)
-    if gone.kind != "Status":
-        # kube-apiserver answers an immediate delete with a Success Status (details: name, kind, uid)
-        # unless the kind's registry sets ReturnDeletedObject (pods, services, serviceaccounts, …);
-        # k8semu answers every delete with the deleted object, which the client reads as a hollow V1Status
-        pytest.xfail("k8semu returns the deleted object, not a Status, for kinds without ReturnDeletedObject")
-    assert gone.status == "Success" and gone.details.name == "short-lived" and gone.details.kind == "configmaps"
+    # kube-apiserver answers an immediate delete with a Success Status (details: name, kind, uid)
+    # unless the kind's registry sets ReturnDeletedObject (pods, services, serviceaccounts, …)
+    assert gone.kind == "Status" and gone.status == "Success"
+    assert (gone.details.name, gone.details.kind, gone.details.uid) == ("short-lived", "configmaps", made.metadata.uid)
 
 
 def test_service_crud(v1, namespace):

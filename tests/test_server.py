@@ -216,7 +216,10 @@ async def test_crud_status_codes_and_status_bodies(app):
     code, _ = await call_json(app, "GET", base + "/dry")
     assert code == 404
     code, out = await call_json(app, "DELETE", base + "/web", {"propagationPolicy": "Background"})
-    assert code in (200, 202) and out["metadata"]["name"] == "web"
+    # deleted at once, and Deployments' registry does not return the deleted object: a Success Status
+    assert code == 200 and (out["kind"], out["status"]) == ("Status", "Success")
+    assert {k: out["details"][k] for k in ("name", "group", "kind")} == {"name": "web", "group": "apps",
+                                                                       "kind": "deployments"}
     code, _ = await call_json(app, "GET", "/apis/apps/v1/namespaces/default/nopes")
     assert code == 404
 

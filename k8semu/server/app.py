@@ -439,6 +439,8 @@ class APIApp:
             out = api.delete(info, name, namespace=ns, ctx=ctx, grace_period_seconds=grace,
                              propagation_policy=policy, preconditions=opts.get("preconditions"), dry_run=dry)
             still = not dry and api.log.get(info.key(ns, name)) is not None
+            if not still and not dry and info.qualified not in _RETURN_DELETED_OBJECT:
+                out = _deleted_status(info, name, out)
             return await _send_json(send, 202 if still else 200, out)
         raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
 
@@ -668,6 +670,21 @@ def _log_window(api: Any, pod: dict[str, Any], cname: str, previous: bool) -> tu
         return vt(state["terminated"].get("startedAt")), vt(state["terminated"].get("finishedAt"))
     reason = (state.get("waiting") or {}).get("reason") or "ContainerCreating"
     raise errors.BadRequest(f'container "{cname}" in pod "{name}" is waiting to start: {reason}')
+
+
+# the registries whose store sets ReturnDeletedObject: an immediate delete answers with the
+# object; every other kind answers with a Success Status naming what was deleted
+_RETURN_DELETED_OBJECT = frozenset({"pods", "services", "serviceaccounts", "persistentvolumes",
+                                    "persistentvolumeclaims"})
+
+
+def _deleted_status(info: ResourceInfo, name: str, obj: dict[str, Any]) -> dict[str, Any]:
+    """kube-apiserver's answer to an immediate delete of ``obj`` (a kind without ReturnDeletedObject)."""
+    details: dict[str, Any] = {"name": name, "kind": info.plural,
+                               "uid": (obj.get("metadata") or {}).get("uid")}
+    if info.group:
+        details["group"] = info.group
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
 
 
 def _dry(opts: Any) -> bool:
