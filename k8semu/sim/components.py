@@ -56,6 +56,7 @@ def controller_factories(api: Any, config: Any) -> dict[str, Factory]:
     from ..controllers.resourcequota import ResourceQuotaController
     from ..controllers.serviceaccount import RootCACertPublisher, ServiceAccountsController
     from ..controllers.statefulset import StatefulSetController
+    from ..controllers.podgc import PodGCController
     from ..controllers.ttlafterfinished import TTLAfterFinishedController
     from ..node.metrics import MetricsServer
 
@@ -75,6 +76,7 @@ def controller_factories(api: Any, config: Any) -> dict[str, Factory]:
         "job-controller": lambda: JobController(api),
         "cronjob-controller": lambda: CronJobController(api),
         "ttl-after-finished-controller": lambda: TTLAfterFinishedController(api),
+        "pod-garbage-collector": lambda: PodGCController(api),
         "endpointslice-controller": lambda: EndpointSliceController(api),
         "endpoint-controller": lambda: EndpointsController(api),
         "disruption-controller": lambda: DisruptionController(api),
