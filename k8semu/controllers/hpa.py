@@ -80,7 +80,23 @@ _SCALE_UP_LIMIT_MINIMUM = 4.0
 
 
 class MetricError(Exception):
-    """A metric that could not be evaluated; ``str()`` is upstream's error text."""
+    """A metric that could not be evaluated; ``str()`` is upstream's error text.
+
+    ``reason``/``detail``: the Warning event the controller records for it (set where a whole
+    metric spec fails: ``FailedGetResourceMetric``, ``FailedGetPodsMetric``, …).
+    """
+
+    def __init__(self, message: str, reason: str = "", detail: str = "") -> None:
+        super().__init__(message)
+        self.reason, self.detail = reason, detail
+
+
+# metric source type -> (what is fetched, API named in the error, event reason)
+_CUSTOM_METRICS = {
+    "Pods": ("pods", "custom", "FailedGetPodsMetric"),
+    "Object": ("object", "custom", "FailedGetObjectMetric"),
+    "External": ("external", "external", "FailedGetExternalMetric"),
+}
 
 
 @attrs.define
@@ -512,39 +528,22 @@ def _metric(spec: Mapping[str, Any], current: int, pods: list[Obj], metrics: Map
                 raise MetricError("invalid resource metric source: neither an average utilization target "
                                   "nor an average value (usage) target was set")
         except MetricError as e:
-            err = MetricError(f"failed to get {resource} {label} metric value: {e}")
-            err.reason, err.detail = reason, str(e)  # type: ignore[attr-defined]
-            raise err from None
+            raise MetricError(f"failed to get {resource} {label} metric value: {e}", reason, str(e)) from None
         status = {"type": kind, key: {"name": resource, "current": current_status}}
         if container is not None:
             status[key] = {"name": resource, "container": container, "current": current_status}
         return replicas, name, status
-    if kind == "Pods":
-        metric = ((spec.get("pods") or {}).get("metric") or {}).get("name", "")
-        detail = (f"unable to get metric {metric}: unable to fetch metrics from custom metrics API: "
-                  "no custom metrics API (custom.metrics.k8s.io) registered")
-        err = MetricError(f"failed to get pods metric value: {detail}")
-        err.reason, err.detail = "FailedGetPodsMetric", detail  # type: ignore[attr-defined]
-        raise err
-    if kind == "Object":
-        metric = ((spec.get("object") or {}).get("metric") or {}).get("name", "")
-        detail = (f"unable to get metric {metric}: unable to fetch metrics from custom metrics API: "
-                  "no custom metrics API (custom.metrics.k8s.io) registered")
-        err = MetricError(f"failed to get object metric value: {detail}")
-        err.reason, err.detail = "FailedGetObjectMetric", detail  # type: ignore[attr-defined]
-        raise err
-    if kind == "External":
-        metric = ((spec.get("external") or {}).get("metric") or {}).get("name", "")
-        detail = (f"unable to get external metric {hpa['metadata'].get('namespace')}/{metric}: "
-                  "unable to fetch metrics from external metrics API: "
-                  "no external metrics API (external.metrics.k8s.io) registered")
-        err = MetricError(f"failed to get external metric value: {detail}")
-        err.reason, err.detail = "FailedGetExternalMetric", detail  # type: ignore[attr-defined]
-        raise err
+    if kind in _CUSTOM_METRICS:
+        what, api, reason = _CUSTOM_METRICS[kind]
+        metric = ((spec.get(what) or {}).get("metric") or {}).get("name", "")
+        if kind == "External":
+            metric = f"{hpa['metadata'].get('namespace')}/{metric}"
+        detail = (f"unable to get {'external ' if api == 'external' else ''}metric {metric}: "
+                  f"unable to fetch metrics from {api} metrics API: "
+                  f"no {api} metrics API ({api}.metrics.k8s.io) registered")
+        raise MetricError(f"failed to get {what} metric value: {detail}", reason, detail)
     detail = f"unknown metric source type {kind!r}"
-    err = MetricError(detail)
-    err.reason, err.detail = "InvalidMetricSourceType", detail  # type: ignore[attr-defined]
-    raise err
+    raise MetricError(detail, "InvalidMetricSourceType", detail)
 
 
 def reconcile(hpa: Obj, scale: Obj | str, pods: list[Obj], metrics: Mapping[str, Any], state: AutoscalerState,
@@ -616,7 +615,7 @@ def reconcile(hpa: Obj, scale: Obj | str, pods: list[Obj], metrics: Mapping[str,
             try:
                 n, name, st = _metric(m, current, pods, metrics, hpa, now, epoch, tolerance)
             except MetricError as e:
-                events.append((WARNING, e.reason, e.detail))  # type: ignore[attr-defined]
+                events.append((WARNING, e.reason, e.detail))
                 statuses.append({"type": ""})
                 if first_err is None:
                     first_err = e
