@@ -6,6 +6,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+import pytest
+
 from k8semu.api.apiserver import RequestContext
 from k8semu.api.auth import admin
 from k8semu.controllers.hpa import (AutoscalerState, limit_legacy, limit_with_behavior, resource_replicas,
@@ -269,3 +271,23 @@ def test_behavior_limits_stay_within_min_and_max(current, desired, lo, span):
         assert lo <= n <= current
     else:
         assert n == current
+
+
+def test_custom_and_external_metrics_fail_as_without_a_metrics_adapter():
+    """No custom/external metrics API is served: kube-controller-manager's events and messages."""
+    from k8semu.controllers.hpa import MetricError, _metric
+
+    hpa = {"metadata": {"name": "h", "namespace": "shop"}}
+    cases = {
+        "Pods": ("FailedGetPodsMetric", "failed to get pods metric value: unable to get metric rps: unable to "
+                 "fetch metrics from custom metrics API: no custom metrics API (custom.metrics.k8s.io) registered"),
+        "External": ("FailedGetExternalMetric", "failed to get external metric value: unable to get external "
+                     "metric shop/rps: unable to fetch metrics from external metrics API: no external metrics "
+                     "API (external.metrics.k8s.io) registered"),
+    }
+    for kind, (reason, message) in cases.items():
+        spec = {"type": kind, kind.lower(): {"metric": {"name": "rps"}}}
+        with pytest.raises(MetricError) as e:
+            _metric(spec, 1, [], {}, hpa, 0.0, None, 0.1)
+        assert (e.value.reason, str(e.value)) == (reason, message)
+        assert message.endswith(e.value.detail)
