@@ -3,10 +3,9 @@ replica arithmetic, tolerance, stabilisation windows, scaling policies, status a
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-import pytest
 
 from k8semu.api.apiserver import RequestContext
 from k8semu.api.auth import admin

@@ -121,18 +121,7 @@ def node_should_run(ds: Obj, node: Obj) -> tuple[bool, bool]:
     selector / affinity means neither; an untolerated ``NoExecute`` taint
     means neither; an untolerated ``NoSchedule`` taint means a pod already
     there may stay but no new one is made."""
-    pod_spec, affinity, tols = _placement(ds)
-    name = _meta(node).get("name")
-    key = (_meta(ds).get("uid") or "", name)
-    hit = _SHOULD_RUN.get(key)
-    if hit is not None and hit[0] is pod_spec and hit[1] is node:
-        return hit[2]
-    result = _should_run(pod_spec, affinity, tols, node, name)
-    if key[0]:
-        if len(_SHOULD_RUN) > 200_000:
-            _SHOULD_RUN.clear()
-        _SHOULD_RUN[key] = (pod_spec, node, result)
-    return result
+    return should_run_on(ds, [node])[node["metadata"]["name"]]
 
 
 # (DaemonSet uid, node name) -> (pod spec, node, answer): every sync asks about every node,
