@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import sys
 import traceback
+from collections import OrderedDict
 from datetime import timedelta
 from typing import Any, Awaitable, Callable
 from urllib.parse import parse_qs, unquote
@@ -38,7 +39,7 @@ import orjson
 import trio
 
 from ..api import errors
-from ..api.apiserver import APPLY_PATCH, JSON_PATCH, PATCH_TYPES, RequestContext
+from ..api.apiserver import APPLY_PATCH, JSON_PATCH, PATCH_TYPES, RequestContext, WatchEvent
 from ..api.auth import SYSTEM_MASTERS, UserInfo, anonymous
 from ..api.resources import ResourceInfo, by_resource
 from . import discovery, openapi, protobuf
@@ -64,6 +65,9 @@ VERSION_INFO = {
 
 _PUBLIC_PATHS = ("/version", "/healthz", "/livez", "/readyz")
 _DEFAULT_WATCH_TIMEOUT = 1800.0  # wall seconds (kube-apiserver's --min-request-timeout)
+_WATCH_BUFFER = 1024  # encoded events a watch holds for its client before its reader waits
+_WATCH_FLUSH = 0.1  # wall seconds a watch stream waits after a write before the next one
+_ENCODED_EVENTS = 4096  # watch events kept encoded for the other watches that send them
 _LOG_POLL = 0.25  # wall seconds between looks for new lines of a followed log
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
@@ -157,6 +161,7 @@ class APIApp:
         self.speed = speed
         self.server_address = server_address
         self.shutting_down = trio.Event()
+        self._encoded: OrderedDict[tuple[int, str], bytes] = OrderedDict()  # see _event_bytes
 
     # ------------------------------------------------------------------ ASGI entry
     async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
@@ -551,19 +556,58 @@ class APIApp:
                        "columnDefinitions": None, "rows": None}
             return orjson.dumps({"type": ev["type"], "object": obj}) + b"\n"
 
-        async def body(write: Callable[[bytes], Awaitable[None]]) -> None:
-            with trio.move_on_after(timeout * self.speed):
+        def encode_event(ev: WatchEvent) -> bytes:
+            if table or not ev.revision or ev.type not in ("ADDED", "MODIFIED", "DELETED"):
+                return encode(ev.wire())
+            return self._event_bytes(ev)
+
+        # One task reads the watch and encodes; the writer sends whatever has piled up as
+        # one chunk, so a client that falls behind costs one socket write per batch, not per
+        # event (kube-apiserver's watch cache likewise serialises an event once per encoding
+        # and buffers it per watcher).
+        out_send, out_recv = trio.open_memory_channel[bytes](_WATCH_BUFFER)
+
+        async def produce() -> None:
+            async with out_send:
                 for ev in first:
-                    await write(encode(ev))
+                    await out_send.send(encode(ev))
                 if events is None:
                     return
                 try:
-                    async for ev in events:
-                        await write(encode(ev.wire()))
+                    async for item in events:
+                        await out_send.send(encode_event(item))
                 finally:
                     await events.aclose()
 
+        async def body(write: Callable[[bytes], Awaitable[None]]) -> None:
+            with trio.move_on_after(timeout * self.speed):
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(produce)
+                    async for chunk in out_recv:
+                        batch = [chunk]
+                        while len(batch) < _WATCH_BUFFER:
+                            try:
+                                batch.append(out_recv.receive_nowait())
+                            except (trio.WouldBlock, trio.EndOfChannel):
+                                break
+                        await write(b"".join(batch))
+                        # let a busy stream gather events for a moment: one socket write per
+                        # flush period at most, instead of one per event per watch
+                        await trio.sleep(_WATCH_FLUSH * self.speed)
+
         await self._stream(send, receive, "application/json", body)
+
+    def _event_bytes(self, ev: WatchEvent) -> bytes:
+        """The JSON line of a watch event, encoded once for every watch that sends it
+        (keyed by revision and event type: a revision is one version of one object)."""
+        key = (ev.revision, ev.type)
+        data = self._encoded.get(key)
+        if data is None:
+            data = orjson.dumps({"type": ev.type, "object": ev.object}) + b"\n"
+            self._encoded[key] = data
+            if len(self._encoded) > _ENCODED_EVENTS:
+                self._encoded.popitem(last=False)
+        return data
 
     async def _log(self, req: _Request, ctx: RequestContext, info: ResourceInfo, ns: str | None, name: str,
                    receive: Receive, send: Send) -> None:
@@ -587,12 +631,11 @@ class APIApp:
         tail = req.int_param("tailLines")
         stamps = req.flag("timestamps")
         follow = req.flag("follow") and not req.flag("previous")
-        from ..node import behaviour
+        from ..node import inputs
 
-        annotations = (pod.get("metadata") or {}).get("annotations") or {}
         epoch = api.epoch
         try:
-            program = behaviour.build_program(specs[cname], annotations)
+            program = inputs.replay_program(api, pod, specs[cname], start)  # with the env and files it had
             run = program.start(start, wall_clock=lambda t: epoch + timedelta(seconds=t))
         except ValueError:
             run = None
