@@ -497,3 +497,38 @@ def test_indexed_watch_gets_exactly_the_records_of_its_value(first, second):
             expected.append(rec.revision)
     assert [r.revision for r in indexed.poll()] == expected
     indexed.stop()
+
+
+def test_memory_only_compaction_keeps_the_file_whole(tmp_path):
+    # serve's periodic compaction: old revisions are gone for this process (410), the file keeps them
+    path = tmp_path / "c.log"
+    log = EventLog(path=path)
+    log.create(KEY, pod("web-1", v=0), actor="t")
+    for v in range(1, 5):
+        log.update(KEY, pod("web-1", v=v), actor="t")
+    log.compact(4, persist=False)
+    with pytest.raises(Compacted):
+        log.get(KEY, 2)
+    assert log.get(KEY).object["v"] == 4
+    log.close()
+    again = EventLog.open(path)
+    assert again.compact_revision == 0 and again.get(KEY, 2).object["v"] == 1
+
+
+async def test_serve_compacts_to_the_previous_interval_revision(autojump_clock):
+    from k8semu.cli.commands.serve import compact_periodically
+
+    log = EventLog()
+    log.create(KEY, pod("web-1", v=0), actor="t")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(compact_periodically, log, 300.0)
+        await trio.sleep(1)
+        log.update(KEY, pod("web-1", v=1), actor="t")  # revision 2
+        await trio.sleep(300)  # first tick at 300 s: compacts to revision 1, seen at the start
+        assert log.compact_revision == 1
+        log.update(KEY, pod("web-1", v=2), actor="t")  # revision 3
+        await trio.sleep(300)  # second tick: to revision 2, the head at the first tick
+        assert log.compact_revision == 2 and log.get(KEY, 2).object["v"] == 1
+        with pytest.raises(Compacted):
+            log.get(KEY, 1)
+        nursery.cancel_scope.cancel()

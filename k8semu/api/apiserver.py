@@ -41,6 +41,7 @@ from ..store import (
     KeyNotFound,
     Record,
     RevisionMismatch,
+    collector_paused,
 )
 from . import errors, strategy
 from .auth import Attributes, UserInfo, admin
@@ -425,16 +426,17 @@ class APIServer:
             ) from None
         items: list[dict[str, Any]] = []
         list_meta: dict[str, Any] = {"resourceVersion": str(rev)}
-        for i, rec in enumerate(recs):
-            obj = rec.object
-            if match is not None and not match(obj):
-                continue
-            if limit and len(items) == limit:
-                remaining = sum(1 for r in recs[i:] if match is None or match(r.object))
-                list_meta["continue"] = _encode_continue(rev, recs[i - 1].key)
-                list_meta["remainingItemCount"] = remaining
-                break
-            items.append(obj)
+        with collector_paused():  # superseded versions are decoded here, thousands at a time
+            for i, rec in enumerate(recs):
+                obj = rec.object
+                if match is not None and not match(obj):
+                    continue
+                if limit and len(items) == limit:
+                    remaining = sum(1 for r in recs[i:] if match is None or match(r.object))
+                    list_meta["continue"] = _encode_continue(rev, recs[i - 1].key)
+                    list_meta["remainingItemCount"] = remaining
+                    break
+                items.append(obj)
         return {
             "kind": f"{info.kind}List",
             "apiVersion": info.api_version,

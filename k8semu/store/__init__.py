@@ -15,7 +15,7 @@ from .log import (
     resource_of,
 )
 from .logfile import FORMAT_VERSION, LogFormatError
-from .record import ADDED, DELETED, MODIFIED, Record
+from .record import ADDED, DELETED, MODIFIED, Record, collector_paused
 from .watch import Bookmark, Watch
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "DELETED",
     "MODIFIED",
     "Bookmark",
+    "collector_paused",
     "Compacted",
     "EventLog",
     "FORMAT_VERSION",

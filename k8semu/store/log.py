@@ -127,6 +127,20 @@ def _rev(r: Record) -> int:
     return r.revision
 
 
+def _version_at(hist: list[Record], rev: int) -> Record | None:
+    """The last of one key's records (oldest first) with revision <= ``rev``, or None.
+    Most keys have a few versions: a scan from the newest beats a keyed bisect there."""
+    n = len(hist)
+    if n > 8:
+        i = bisect_right(hist, rev, key=_rev)
+        return hist[i - 1] if i else None
+    for i in range(n - 1, -1, -1):
+        rec = hist[i]
+        if rec.revision <= rev:
+            return rec
+    return None
+
+
 class EventLog:
     """An etcd-like MVCC store whose history is the event log.
 
@@ -333,11 +347,8 @@ class EventLog:
         hist = self._indexes()[0].get(key)
         if not hist:
             return None
-        i = bisect_right(hist, rev, key=_rev)
-        if i == 0:
-            return None
-        rec = hist[i - 1]
-        return None if rec.type == DELETED else rec
+        rec = _version_at(hist, rev)
+        return None if rec is None or rec.type == DELETED else rec
 
     def range(
         self,
@@ -363,10 +374,9 @@ class EventLog:
             return out
         history = self._indexes()[0]
         for k in history.irange(lo, _prefix_end(prefix), inclusive=inclusive):
-            hist = history[k]
-            i = bisect_right(hist, rev, key=_rev)
-            if i and hist[i - 1].type != DELETED:
-                out.append(hist[i - 1])
+            rec = _version_at(history[k], rev)
+            if rec is not None and rec.type != DELETED:
+                out.append(rec)
                 if limit is not None and len(out) >= limit:
                     break
         return out
@@ -516,8 +526,15 @@ class EventLog:
         self._hub.notify(rec.key)
 
     # ------------------------------------------------------------------ compaction
-    def compact(self, revision: int) -> None:
+    def compact(self, revision: int, *, persist: bool = True) -> None:
         """Drop history older than ``revision``; the state at ``revision`` stays readable.
+
+        With ``persist`` (the default) a ``COMPACT`` line goes to the file, so a
+        later :meth:`open` drops the same history. ``persist=False`` frees only
+        this process's memory (a long-running ``serve``, as kube-apiserver's
+        periodic etcd compaction): reads and watches here before ``revision``
+        get :class:`Compacted`, and the file keeps the whole history for time
+        travel once reopened.
 
         Raises:
             Compacted: ``revision`` is older than the current compact revision.
@@ -528,7 +545,7 @@ class EventLog:
         if revision > self._revision:
             raise FutureRevision(revision, self._revision)
         self._compact_memory(revision)
-        if self._writer is not None:
+        if persist and self._writer is not None:
             self._writer.append_line({"type": "COMPACT", "rev": revision})
 
     def _compact_memory(self, revision: int) -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import trio
 
+from ..durations import parse_duration
 from ..session import cluster_path, open_cluster
 
 __all__ = ["register", "run"]
@@ -35,6 +36,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--kubeconfig", default=None,
                    help=f"where to write the kubeconfig (default ./{DEFAULT_KUBECONFIG})")
     p.add_argument("--insecure-http", action="store_true", help="plain HTTP instead of HTTPS (loopback only)")
+    p.add_argument("--etcd-compaction-interval", default="5m", metavar="DURATION",
+                   help="every DURATION of virtual time, forget (in memory) the history older than the "
+                        "previous interval's revision, as kube-apiserver compacts etcd; the cluster file "
+                        "keeps all of it for --at, history and replay (default 5m; 0 never compacts)")
     p.add_argument("--token-file", default=None,
                    help='more users: a kube-apiserver --token-auth-file CSV (token,user,uid,"group1,group2")')
     p.set_defaults(func=run)
@@ -48,6 +53,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.speed <= 0:
         raise ValueError(f"--speed must be positive, got {args.speed}")
+    compaction_interval = parse_duration(args.etcd_compaction_interval)
+    if compaction_interval < 0:
+        raise ValueError(f"--etcd-compaction-interval must not be negative, got {args.etcd_compaction_interval}")
     tokens = {}
     if args.token_file:
         tokens.update(parse_token_file(Path(args.token_file).read_text()))
@@ -64,16 +72,21 @@ def run(args: argparse.Namespace) -> int:
                 async for _ in signals:
                     return
 
-            async with trio.open_nursery() as nursery:
-                url = await nursery.start(lambda task_status: serve_api(
-                    cluster.api, tokens, port=args.port, creds=None if args.insecure_http else creds,
-                    speed=args.speed, shutdown_trigger=stop, task_status=task_status))
-                kubeconfig.parent.mkdir(parents=True, exist_ok=True)
-                kubeconfig.write_text(kubeconfig_text(url, creds.admin_token,
-                                                      None if args.insecure_http else creds.ca_cert))
-                os.chmod(kubeconfig, 0o600)
-                print(f"k8semu: serving {path} on {url} (speed {args.speed:g}x); Ctrl-C stops", file=sys.stderr)
-                print(f"export KUBECONFIG={kubeconfig}", flush=True)
+            async with trio.open_nursery() as background:
+                if compaction_interval:
+                    background.start_soon(compact_periodically, cluster.log, compaction_interval)
+                async with trio.open_nursery() as nursery:
+                    url = await nursery.start(lambda task_status: serve_api(
+                        cluster.api, tokens, port=args.port, creds=None if args.insecure_http else creds,
+                        speed=args.speed, shutdown_trigger=stop, task_status=task_status))
+                    kubeconfig.parent.mkdir(parents=True, exist_ok=True)
+                    kubeconfig.write_text(kubeconfig_text(url, creds.admin_token,
+                                                          None if args.insecure_http else creds.ca_cert))
+                    os.chmod(kubeconfig, 0o600)
+                    print(f"k8semu: serving {path} on {url} (speed {args.speed:g}x); Ctrl-C stops",
+                          file=sys.stderr)
+                    print(f"export KUBECONFIG={kubeconfig}", flush=True)
+                background.cancel_scope.cancel()  # the server stopped
 
     try:
         run_cluster(cluster, body, default_factories(cluster))
@@ -81,3 +94,18 @@ def run(args: argparse.Namespace) -> int:
         cluster.close()
     print("k8semu: stopped", file=sys.stderr)
     return 0
+
+
+async def compact_periodically(log, interval: float) -> None:
+    """Every ``interval`` virtual seconds, compact ``log``'s memory to the revision
+    seen one interval earlier, as kube-apiserver's compactor does with etcd
+    (``--etcd-compaction-interval``, 5 minutes): watches and reads stay
+    possible from at least one interval back, older ones get 410 Expired, and a
+    long-running server's memory stops growing with its history. The file is
+    not compacted (``persist=False``)."""
+    previous = log.revision
+    while True:
+        await trio.sleep(interval)
+        if previous > log.compact_revision:
+            log.compact(previous, persist=False)
+        previous = log.revision
