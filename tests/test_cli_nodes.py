@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from k8semu.cli.durations import go_duration
-from k8semu.sim.components import STOPPED_ANNOTATION, stopped_nodes
+from k8semu.sim.components import MACHINES_CONFIGMAP, MACHINES_NAMESPACE, stopped_nodes
 from k8semu.cli.commands.taint import parse_taints
 from k8semu.cli.targets import TargetError
+from k8semu.timeline import open_log, replay
 
 
 def _node_of_a_web_pod(k) -> str:
@@ -17,6 +18,12 @@ def _node_of_a_web_pod(k) -> str:
 
 def _node(k, name: str) -> dict:
     return next(n for n in k.objects("nodes", None) if n["metadata"]["name"] == name)
+
+
+def _machines(k) -> dict:
+    """The stopped machines as the log records them (the ConfigMap ``kube-system/k8semu-machines``)."""
+    cm = next(c for c in k.objects("configmaps", MACHINES_NAMESPACE) if c["metadata"]["name"] == MACHINES_CONFIGMAP)
+    return cm.get("data") or {}
 
 
 def test_cordon_drain_uncordon_moves_the_pods(k):
@@ -95,7 +102,7 @@ def test_noexecute_taint_evicts_and_pods_land_elsewhere(k):
 def test_node_stop_then_advance_node_unknown_pods_replaced(k):
     node = _node_of_a_web_pod(k)
     assert k("node", "stop", node) == (0, [f"node/{node} stopped"], [])
-    assert _node(k, node)["metadata"]["annotations"][STOPPED_ANNOTATION] == "true"
+    assert _machines(k) == {node: "stopped"}
     c = k.api()
     try:
         assert stopped_nodes(c) == {node}
@@ -109,7 +116,80 @@ def test_node_stop_then_advance_node_unknown_pods_replaced(k):
     assert len(live) == 2 and all(p["spec"]["nodeName"] != node for p in live)
     assert k("node", "start", node, "--for", "20s") == (0, [f"node/{node} started"], [])
     ready = next(x for x in _node(k, node)["status"]["conditions"] if x["type"] == "Ready")
-    assert ready["status"] == "True" and STOPPED_ANNOTATION not in _node(k, node)["metadata"]["annotations"]
+    assert ready["status"] == "True" and _machines(k) == {}
+
+
+def _node_names(k) -> list[str]:
+    rc, out, err = k("get", "nodes", "-o", "name")
+    assert (rc, err) == (0, [])
+    return out
+
+
+def _ready(k, node: str) -> str:
+    return next(x["status"] for x in _node(k, node)["status"]["conditions"] if x["type"] == "Ready")
+
+
+def test_deleted_node_stays_deleted_and_podgc_collects_its_pods(k):
+    node = _node_of_a_web_pod(k)
+    on_node = sorted(p["metadata"]["name"] for p in k.pods() if p["spec"]["nodeName"] == node)
+    assert k("delete", "node", node) == (0, [f'node "{node}" deleted'], [])
+    # the kubelet runs on (it registered once, in an earlier command): it does not recreate its Node,
+    # neither in this command nor in the next ones, and its Lease (collected with the Node) stays gone
+    assert f"node/{node}" not in _node_names(k)
+    assert k("advance", "30s")[0] == 0
+    assert f"node/{node}" not in _node_names(k)
+    assert node not in {x["metadata"]["name"] for x in k.objects("leases", "kube-node-lease")}
+    # within the 40 s quarantine the pods bound to the missing node are kept ...
+    assert sorted(p["metadata"]["name"] for p in k.pods() if p["spec"]["nodeName"] == node) == on_node
+    assert k("advance", "1m")[0] == 0
+    # ... then the pod garbage collector deletes them and their ReplicaSet replaces them elsewhere
+    assert f"node/{node}" not in _node_names(k)
+    pods = k.pods(live_only=False)
+    assert all(p["spec"].get("nodeName") != node for p in pods)
+    assert not {p["metadata"]["name"] for p in pods} & set(on_node)
+    assert sum(p["status"].get("phase") == "Running" for p in k.pods()) == 2
+    not_found = f'Error from server (NotFound): nodes "{node}" not found'
+    assert k("get", "node", node) == (1, [], [not_found])
+    assert k("describe", "node", node) == (1, [], [not_found])
+    # the machine is still running, so starting it changes nothing; a reboot registers the Node again
+    assert k("node", "start", node) == (0, [f"node/{node} already started"], [])
+    assert f"node/{node}" not in _node_names(k)
+    assert k("node", "stop", node) == (0, [f"node/{node} stopped"], [])
+    assert k("node", "start", node, "--for", "20s") == (0, [f"node/{node} started"], [])
+    assert f"node/{node}" in _node_names(k) and _ready(k, node) == "True"
+
+
+def test_stopped_then_deleted_node_stays_stopped_until_started(k):
+    node = _node_of_a_web_pod(k)
+    old_uid = _node(k, node)["metadata"]["uid"]
+    assert k("node", "stop", node) == (0, [f"node/{node} stopped"], [])
+    assert k("node", "stop", node) == (0, [f"node/{node} already stopped"], [])
+    assert k("delete", "node", node) == (0, [f'node "{node}" deleted'], [])
+    assert k("advance", "1m")[0] == 0
+    assert f"node/{node}" not in _node_names(k)
+    assert _machines(k) == {node: "stopped"}  # the machine outlives its Node
+    assert all(p["spec"]["nodeName"] != node for p in k.pods(live_only=False))
+    assert len(k.pods()) == 2
+    assert k("advance", "1m")[0] == 0
+    assert f"node/{node}" not in _node_names(k)
+    # starting the machine boots a fresh kubelet, which registers a new Node at once
+    assert k("node", "start", node) == (0, [f"node/{node} started"], [])
+    assert f"node/{node}" in _node_names(k)
+    assert k("advance", "20s")[0] == 0
+    assert _ready(k, node) == "True"
+    assert _node(k, node)["metadata"]["uid"] != old_uid and _machines(k) == {}
+    assert k("node", "start", node) == (0, [f"node/{node} already started"], [])
+    # every command of this history re-executes record for record
+    log = open_log(k.path)
+    assert replay(log).identical
+
+
+def test_node_stop_start_of_an_unknown_machine(k):
+    not_found = 'Error from server (NotFound): nodes "nope" not found'
+    assert k("node", "stop", "nope") == (1, [], [not_found])
+    assert k("node", "start", "nope") == (1, [], [not_found])
+    assert k("get", "nodes", "nope") == (1, [], [not_found])
+    assert k("describe", "node", "nope") == (1, [], [not_found])
 
 
 # --------------------------------------------------------------------------- pure helpers

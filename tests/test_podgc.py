@@ -51,6 +51,34 @@ def test_pods_of_a_deleted_node_are_failed_and_deleted_after_the_40s_quarantine(
     assert gone.type == "DELETED" and gone.actor == "pod-garbage-collector"
 
 
+def test_a_restarted_collector_counts_the_quarantine_from_the_node_deletion():
+    # each k8semu command starts the components afresh while the cluster runs on: the 40 s
+    # quarantine of a Node deleted in one session ends in the next one at deletion + 40 s
+    c = Cluster.create(seed=5, config=ClusterConfig.default(workers=2))
+    api = c.api
+    seen = {}
+
+    async def first(rt):
+        api.create("pods", pod("web", "node-2"), namespace=NS)
+        await rt.settle()
+        rt.stop("kubelet/node-2")
+        api.delete("nodes", "node-2")
+        seen["deleted_at"] = rt.now
+        await rt.advance(25)
+
+    async def second(rt):
+        await rt.advance(seen["deleted_at"] + 39 - rt.now)
+        seen["at_39s"] = names(api)
+        await rt.advance(2)
+        seen["at_41s"] = names(api)
+
+    run_cluster(c, first, default_factories(c))
+    assert names(api) == ["web"]
+    run_cluster(c, second, default_factories(c))
+    assert seen["at_39s"] == ["web"] and seen["at_41s"] == []
+    assert api.list("nodes", field_selector="metadata.name=node-2")["items"] == []  # nothing re-registered it
+
+
 def test_terminated_pods_beyond_the_threshold_go_oldest_first():
     c = Cluster.create(seed=5, config=ClusterConfig.default(workers=1))
     api = c.api

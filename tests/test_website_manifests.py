@@ -186,6 +186,33 @@ EXPECT: dict[str, Reject | States] = {
     "pods/two-container-pod.yaml": States({"pod/two-containers": "Running, not Ready"}),
     # nodeName foo-node does not exist: the pod GC deletes the orphaned pod after 40 s
     "pods/pod-nginx-specific-node.yaml": States({"pod/nginx": GONE}),
+    # --- Indexed Jobs whose exit code follows JOB_COMPLETION_INDEX (the kubelet resolves its fieldRef)
+    # every index runs, the even ones fail twice (backoffLimitPerIndex 1): 5 failed indexes <= maxFailedIndexes
+    "controllers/job-backoff-limit-per-index-example.yaml": States(
+        {"job/job-backoff-limit-per-index-example": "Failed: FailedIndexes"}),
+    # index 0 fails twice, index 1 exits 42 (FailIndex), indexes 2 and 3 complete
+    "controllers/job-backoff-limit-per-index-failindex.yaml": States(
+        {"job/job-backoff-limit-per-index-failindex": "Failed: FailedIndexes"}),
+    # --- stuck, as on a real cluster: the ConfigMap/Secret they use does not exist (the tutorials create it
+    # first). A volume of it: ContainerCreating with FailedMount events (MountVolume.SetUp failed for volume
+    # "config-volume" : configmap "special-config" not found), retried with back-off; a variable from it:
+    # CreateContainerConfigError (configmap "special-config" not found), retried every 10 s.
+    **{f: States({name: "Pending: ContainerCreating"}) for f, name in [
+        ("pods/config/redis-pod.yaml", "pod/redis"),
+        ("pods/inject/secret-pod.yaml", "pod/secret-test-pod"),
+        ("pods/storage/projected.yaml", "pod/test-projected-volume"),
+        ("pods/storage/projected-secret-downwardapi-configmap.yaml", "pod/volume-test"),
+        ("pods/pod-configmap-volume.yaml", "pod/dapi-test-pod"),
+        ("pods/pod-configmap-volume-specific-key.yaml", "pod/dapi-test-pod")]},
+    **{f"pods/{f}": States({"pod/dapi-test-pod": "Waiting: CreateContainerConfigError"}) for f in [
+        "pod-configmap-env-var-valueFrom.yaml", "pod-configmap-envFrom.yaml",
+        "pod-multiple-configmap-env-variable.yaml", "pod-single-configmap-env-variable.yaml"]},
+    **{f"deployments/{f}.yaml": States({f"deployment/{name}": f"0/3 available; pod {name}-"}) for f, name in [
+        ("deployment-with-configmap-and-sidecar-container", "configmap-sidecar-container"),
+        ("deployment-with-configmap-as-volume", "configmap-volume"),
+        ("deployment-with-configmap-two-containers", "configmap-two-containers"),
+        ("deployment-with-immutable-configmap-as-volume", "immutable-configmap-volume")]},
+    "service/networking/curlpod.yaml": States({"deployment/curl-deployment": "0/1 available; pod curl-deployment-"}),
 }
 
 # Where k8semu differs from a real cluster: (what a real cluster does, what k8semu does today).
@@ -212,42 +239,6 @@ GAPS: dict[str, tuple[str, Reject | States]] = {
         "Running and Ready at 60 s: a container being killed after failed liveness probes stays Ready "
         "until it stops; the Unhealthy event carries cat's error",
         States({"pod/liveness-exec": "Running, not Ready"})),
-    # the kubelet does not give containers their resolved environment (valueFrom, service links) ...
-    "pods/commands.yaml": (
-        "Succeeded: printenv finds HOSTNAME and KUBERNETES_PORT (service link variables)",
-        States({"pod/command-demo": "Waiting: CrashLoopBackOff"})),
-    "controllers/job-backoff-limit-per-index-example.yaml": (
-        "Failed with reason FailedIndexes after every index ran (odd indexes fail, 5 <= maxFailedIndexes); "
-        "JOB_COMPLETION_INDEX is not set in the container",
-        States({"job/job-backoff-limit-per-index-example": "Failed: MaxFailedIndexesExceeded"})),
-    "controllers/job-backoff-limit-per-index-failindex.yaml": (
-        "Failed with reason FailedIndexes, completedIndexes 2,3 (index 1 exits 42: FailIndex); "
-        "JOB_COMPLETION_INDEX is not set in the container",
-        States({"job/job-backoff-limit-per-index-failindex": "Failed: BackoffLimitExceeded"})),
-    # ... nor the files of its volumes (emptyDir shared with init containers, hostPath, ConfigMaps)
-    "application/job/indexed-job.yaml": (
-        "Complete (5/5): the init container writes /input/data.txt to the shared emptyDir",
-        States({"job/indexed-job": "Active; pod indexed-job-"})),
-    "application/job/indexed-job-vol.yaml": (
-        "Complete (5/5): the downward API volume holds the index",
-        States({"job/indexed-job": "Active; pod indexed-job-"})),
-    "application/basic-daemonset.yaml": (
-        "3/3 ready: the hostPath /etc/machine-id exists on every node",
-        States({"daemonset/example-daemonset": "0/3 ready; pod example-daemonset-"})),
-    # ... and mounts or injects ConfigMaps/Secrets that do not exist
-    **{f: ("stuck: ContainerCreating (FailedMount: configmap/secret not found) or CreateContainerConfigError; "
-           "k8semu starts the containers without the missing ConfigMap/Secret", States({}))
-       for f in ["pods/config/redis-pod.yaml", "pods/inject/secret-pod.yaml", "pods/storage/projected.yaml",
-                 "pods/storage/projected-secret-downwardapi-configmap.yaml",
-                 "pods/pod-configmap-env-var-valueFrom.yaml", "pods/pod-configmap-envFrom.yaml",
-                 "pods/pod-multiple-configmap-env-variable.yaml", "pods/pod-single-configmap-env-variable.yaml",
-                 "deployments/deployment-with-configmap-and-sidecar-container.yaml",
-                 "deployments/deployment-with-configmap-as-volume.yaml",
-                 "deployments/deployment-with-configmap-two-containers.yaml",
-                 "deployments/deployment-with-immutable-configmap-as-volume.yaml"]},
-    **{f: ("stuck: ContainerCreating (FailedMount: configmap \"special-config\" not found); "
-           "k8semu runs `ls /etc/config/`, which fails", States({"pod/dapi-test-pod": "Failed"}))
-       for f in ["pods/pod-configmap-volume.yaml", "pods/pod-configmap-volume-specific-key.yaml"]},
 }
 
 

@@ -9,7 +9,12 @@ the event that makes it necessary, so an idle cluster has nothing scheduled:
 
 * **Orphaned pods** — bound to a Node that does not exist. When a Node is
   deleted (or a pod names a node the cache does not have), the node is checked
-  after the 40 s quarantine (``quarantineTime``); if the API server still has
+  after the 40 s quarantine (``quarantineTime``). A controller starting (every
+  ``k8semu`` command starts the components afresh, but the cluster runs on)
+  looks for pods of missing nodes once its caches have synced, as upstream's
+  periodic check would, and counts the quarantine from the Node's deletion as
+  the log recorded it (from its start for a node that never existed), so the
+  40 s run on across commands. If the API server still has
   no such Node, each of its pods gets the ``DisruptionTarget`` condition
   (reason ``DeletionByPodGC``, message ``PodGC: node no longer exists``), phase
   ``Failed`` unless it already finished, and is deleted with grace period 0.
@@ -73,7 +78,19 @@ class PodGCController(Component):
         self.nodes.add_event_handler(EventHandler(on_delete=self._node_deleted))
 
     async def main(self) -> None:
+        self._check_missing_nodes()
         await self.run_workers(self.q, self.sync)
+
+    def _check_missing_nodes(self) -> None:
+        """At start: quarantine every node that pods name but the cache lacks, counting the
+        40 s from the Node's deletion (its last record in the log, if a DELETED one)."""
+        now = self.api.now
+        missing = sorted({n for p in self.pods.indexer.list() if (n := (p.get("spec") or {}).get("nodeName"))
+                          and self.nodes.indexer.get(n) is None})
+        for node in missing:
+            hist = self.api.log.history(f"/registry/nodes/{node}")
+            gone = hist[-1].time if hist and hist[-1].type == "DELETED" else now
+            self.q.add_after(("node", node), gone + QUARANTINE_SECONDS - now)
 
     # ---- event handlers (enqueue only)
     def _pod_changed(self, pod: Obj) -> None:

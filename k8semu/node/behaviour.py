@@ -70,7 +70,7 @@ import math
 import random
 import re
 import shlex
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping, MutableMapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Union
 
@@ -90,9 +90,11 @@ __all__ = [
     "KnownImage",
     "LivenessChanged",
     "LogLine",
+    "Mount",
     "Program",
     "PullResult",
     "ReadinessChanged",
+    "ResolvedEnv",
     "Run",
     "StartupChanged",
     "UsageChanged",
@@ -230,15 +232,31 @@ def expand_kube_vars(text: str, env: Mapping[str, str]) -> str:
     return "".join(out)
 
 
+class ResolvedEnv(dict[str, str]):
+    """The kubelet's complete, resolved environment of a container (see
+    :mod:`k8semu.node.envvars`): :func:`container_env` takes it as it is, so a
+    variable the kubelet left out (an ``optional`` key that does not exist) is
+    not set at all, as in a real container.
+
+    ``runtime`` names the variables the container runtime adds (``HOSTNAME``):
+    the process sees them, but the kubelet's ``$(VAR)`` expansion of
+    ``command``/``args`` does not know them.
+    """
+
+    runtime: frozenset[str] = frozenset()
+
+
 def container_env(container: Mapping[str, Any], env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment a container sees, as far as this module can tell.
 
-    Entries of ``container["env"]`` with ``value`` are expanded against the
+    A :class:`ResolvedEnv` is the whole environment, used as it is. Otherwise:
+    entries of ``container["env"]`` with ``value`` are expanded against the
     entries before them (as the kubelet does); ``valueFrom`` entries become the
-    empty string (the kubelet resolves ConfigMaps/Secrets/the downward API and
-    passes the result in ``env``). ``env`` (the kubelet's resolved environment,
-    including ``envFrom``) then wins over everything.
+    empty string; ``env`` (a partial environment, e.g. from a test) then wins
+    over everything.
     """
+    if isinstance(env, ResolvedEnv):
+        return dict(env)
     out: dict[str, str] = {}
     for entry in container.get("env") or []:
         name = entry.get("name")
@@ -2651,6 +2669,74 @@ def _command_main(program: Program, run: Run) -> Gen:
 
 
 @attrs.frozen(eq=False)
+class Mount:
+    """A volume mounted into a container's file system, as a bind mount.
+
+    The files under ``path`` (the ``mountPath``) are the entries of ``store``
+    under ``prefix``: container path ``path + rest`` is ``store[prefix + rest]``.
+    ``store`` maps absolute-looking paths (``/data.txt``, ``/etc/machine-id``) to
+    file contents and is shared, not copied: what one container writes there,
+    every container mounting the same store sees at once (an ``emptyDir``
+    shared by init and regular containers, a ``hostPath`` on the node). A mount
+    whose ``store`` holds exactly ``prefix`` is a single file (``hostPath`` of
+    type ``File``, a ``subPath`` naming a key); any other mount is a directory.
+    """
+
+    path: str
+    store: MutableMapping[str, str]
+    prefix: str = ""
+
+
+class _MountedFS(MutableMapping[str, str]):
+    """A container's file system: its own files plus its mounts (the deepest mount wins)."""
+
+    def __init__(self, own: dict[str, str], mounts: Sequence[Mount]) -> None:
+        self._own = own
+        self._mounts = sorted(mounts, key=lambda m: -len(m.path))  # stable: same depth keeps spec order
+
+    def _route(self, path: str) -> tuple[MutableMapping[str, str], str]:
+        for m in self._mounts:
+            if path == m.path:
+                return m.store, m.prefix
+            if path.startswith(m.path + "/"):
+                return m.store, m.prefix + path[len(m.path):]
+        return self._own, path
+
+    def __getitem__(self, path: str) -> str:
+        store, key = self._route(path)
+        return store[key]
+
+    def __setitem__(self, path: str, text: str) -> None:
+        store, key = self._route(path)
+        store[key] = text
+
+    def __delitem__(self, path: str) -> None:
+        store, key = self._route(path)
+        del store[key]
+
+    def _paths(self) -> list[str]:
+        out = [k for k in self._own if self._route(k)[0] is self._own]
+        for m in self._mounts:
+            for key in list(m.store):
+                if key == m.prefix:
+                    full = m.path
+                elif key.startswith(m.prefix + "/") or (not m.prefix and key.startswith("/")):
+                    full = m.path + key[len(m.prefix):]
+                else:
+                    continue
+                store, k = self._route(full)
+                if store is m.store and k == key:
+                    out.append(full)
+        return out
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths())
+
+    def __len__(self) -> int:
+        return len(self._paths())
+
+
+@attrs.frozen(eq=False)
 class Program:
     """A container's behaviour, ready to :meth:`start`. Built by :func:`build_program`; immutable.
 
@@ -2664,6 +2750,7 @@ class Program:
         script: parsed behaviour-script directives (``source == "annotation"``) or None.
         env: environment (see :func:`container_env`).
         files: initial in-memory files (path -> text).
+        mounts: the container's volume mounts (:class:`Mount`), shared with other containers.
         declared_ports: ``containerPort`` values; ``port_names`` maps port names to them.
         memory_limit / cpu_limit: ``resources.limits`` in bytes / millicores, or None.
         stdin: ``container["stdin"]`` (an open stdin keeps ``sh``/``cat`` waiting).
@@ -2684,6 +2771,7 @@ class Program:
     stdin: bool
     image_main: str | None
     image_defaults: KnownImage | None
+    mounts: tuple[Mount, ...] = ()
 
     def start(self, now: float, *, wall_clock: Callable[[float], datetime] | None = None) -> Run:
         """Start the program at virtual time ``now``; see :class:`Run`.
@@ -2710,6 +2798,7 @@ def build_program(
     env: Mapping[str, str] | None = None,
     *,
     files: Mapping[str, str] | None = None,
+    mounts: Sequence[Mount] = (),
 ) -> Program:
     """Derive a container's behaviour program from its spec (wire form) and the pod's annotations.
 
@@ -2721,6 +2810,8 @@ def build_program(
         env: the kubelet's resolved environment (wins over ``container["env"]``).
         files: initial files of the container's in-memory file system (e.g.
             ConfigMap volume keys, ``/etc/hosts``), path -> text.
+        mounts: volumes mounted into the container (:class:`Mount`; the kubelet's
+            ``emptyDir``, ``hostPath``, ConfigMap, Secret and downward API volumes).
 
     Raises:
         ValueError: the behaviour script is invalid; the message names the
@@ -2730,13 +2821,15 @@ def build_program(
     name = str(container.get("name") or "")
     image = str(container.get("image") or "")
     full_env = container_env(container, env)
+    runtime_only = env.runtime if isinstance(env, ResolvedEnv) else frozenset()
+    expand_env = {k: v for k, v in full_env.items() if k not in runtime_only} if runtime_only else full_env
     try:
         info = normalize_image(image)
         known = KNOWN_IMAGES.get(info.base_name)
     except ValueError:
         known = None
-    command = [expand_kube_vars(str(a), full_env) for a in container.get("command") or []]
-    args = [expand_kube_vars(str(a), full_env) for a in container.get("args") or []]
+    command = [expand_kube_vars(str(a), expand_env) for a in container.get("command") or []]
+    args = [expand_kube_vars(str(a), expand_env) for a in container.get("args") or []]
     if command:
         argv, source = command + args, "command"
     elif args:
@@ -2770,6 +2863,7 @@ def build_program(
         env=full_env, files=dict(files or {}), declared_ports=frozenset(declared), port_names=ports,
         memory_limit=_limit(container, "memory"), cpu_limit=_limit(container, "cpu"),
         stdin=bool(container.get("stdin")), image_main=known.main if known else None, image_defaults=known,
+        mounts=tuple(mounts),
     )
 
 
@@ -2788,8 +2882,9 @@ class Run:
         self.now = now
         self.started_at = now
         self.wall_clock = wall_clock
-        self.fs: dict[str, str] = {"/etc/hosts": _DEFAULT_HOSTS} | dict(program.files)
-        self.dirs: set[str] = set()
+        own = {"/etc/hosts": _DEFAULT_HOSTS} | dict(program.files)
+        self.fs: MutableMapping[str, str] = _MountedFS(own, program.mounts) if program.mounts else own
+        self.dirs: set[str] = {m.path for m in program.mounts if m.prefix not in m.store}
         self.exported: set[str] = set()
         self.rng = random.Random(_digest_int(f"{program.container_name}\0{program.image}"))
         self.serving = False

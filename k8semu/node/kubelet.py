@@ -3,13 +3,21 @@
 One :class:`Kubelet` component per node (actor ``kubelet/<node>``, user
 ``system:node:<node>``). It mirrors upstream's kubelet (v1.33):
 
-**Node.** On start it registers its Node (capacity = allocatable, as kind
-nodes show; labels, taints, addresses, ``nodeInfo`` with IDs derived from the
-node name; MemoryPressure/DiskPressure/PIDPressure False and Ready True with
-upstream's reasons and messages) and its Lease in ``kube-node-lease``. A
-separate heartbeat task renews the Lease every 10 s (``renewTime`` as
-MicroTime, ``leaseDurationSeconds: 40``) and re-posts the node status when it
-changed (e.g. new images) or every 5 minutes (``nodeStatusReportFrequency``).
+**Node.** A fresh kubelet process registers its Node on start (capacity =
+allocatable, as kind nodes show; labels, taints, addresses, ``nodeInfo`` with
+IDs derived from the node name; MemoryPressure/DiskPressure/PIDPressure False
+and Ready True with upstream's reasons and messages), creating it if missing,
+and its Lease in ``kube-node-lease``. As upstream (``registerWithAPIServer``
+stops once ``registrationCompleted``) it registers once per process: if the
+Node is deleted later, status updates fail with "not found" and the Node is
+not recreated, nor its Lease (the Lease's owner reference needs the Node;
+the garbage collector deletes the old one with the Node), until the kubelet
+restarts. A kubelet built with ``fresh=False`` carries on the kubelet of an
+earlier session of the same cluster (:mod:`k8semu.sim.components`): it
+creates no Node and records no ``Starting`` event. A separate heartbeat task
+renews the Lease every 10 s (``renewTime`` as MicroTime,
+``leaseDurationSeconds: 40``) and re-posts the node status when it changed
+(e.g. new images) or every 5 minutes (``nodeStatusReportFrequency``).
 Heartbeats are not "significant work" for :meth:`Runtime.settle`.
 
 **Pods.** The kubelet watches pods with ``spec.nodeName=<node>``. Each pod has
@@ -17,21 +25,28 @@ a :class:`PodWorker` that follows the kubelet's pod sync
 (``SyncPod``/``computePodActions``), on virtual time:
 
 1. admission (``OutOfcpu`` / ``OutOfmemory`` / ``OutOfpods`` → phase Failed);
-2. the sandbox and an IP from the node's podCIDR (:mod:`k8semu.node.cni`);
-3. init containers in order (each must exit 0; sidecars — init containers
+2. the pod's volumes (:mod:`k8semu.node.volumes`): a ConfigMap/Secret that
+   does not exist keeps the pod in ContainerCreating, with ``FailedMount``
+   events and retries on the volume manager's back-off;
+3. the sandbox and an IP from the node's podCIDR (:mod:`k8semu.node.cni`);
+4. init containers in order (each must exit 0; sidecars — init containers
    with ``restartPolicy: Always`` — start in order and are not waited for);
-4. the regular containers; each start pulls per ``imagePullPolicy`` through
-   the node's serialized puller and image cache, then Created/Started;
-5. probes (startup, liveness, readiness) on a ticker per container, created
+5. the regular containers; each start pulls per ``imagePullPolicy`` through
+   the node's serialized puller and image cache, makes the container's
+   environment (:mod:`k8semu.node.envvars`; a missing ConfigMap, Secret or key
+   is ``CreateContainerConfigError`` with a ``Failed`` event, retried every
+   10 s) and mounts (the pod's volume contents, shared by its containers),
+   then Created/Started;
+6. probes (startup, liveness, readiness) on a ticker per container, created
    with the pod worker (first tick at admission, then every ``periodSeconds``;
    ticks before ``startedAt + initialDelaySeconds`` are skipped);
-6. restarts per ``restartPolicy`` with the CrashLoopBackOff back-off
+7. restarts per ``restartPolicy`` with the CrashLoopBackOff back-off
    (``flowcontrol.Backoff``: 10 s doubling to 300 s, keyed on the container's
    finish time; the first restart is immediate; reset when a container ran
    for 10 minutes) and image-pull back-off the same way;
-7. status: one ``pods/status`` update per change, computed by
+8. status: one ``pods/status`` update per change, computed by
    :mod:`k8semu.node.status`;
-8. graceful termination on ``deletionTimestamp``: ``Killing`` events,
+9. graceful termination on ``deletionTimestamp``: ``Killing`` events,
    SIGTERM, SIGKILL when the grace period ends, sidecars last; then the
    terminal status, ``delete(grace_period_seconds=0)`` and the IP released.
 
@@ -66,8 +81,11 @@ from ..api.quantity import bytes_value
 from ..client.component import Component
 from ..client.events import NORMAL, WARNING, EventRecorder
 from ..client.informer import EventHandler
+from . import inputs
 from . import status as podstatus
+from . import volumes as podvolumes
 from .cni import HostLocalIPAM, RangeFull
+from .envvars import APISource, EnvError
 from .runtime import Container, ContainerRuntime, Image, PullOutcome, normalize_image
 
 __all__ = ["Kubelet", "PodWorker", "KUBELET_VERSION", "CONTAINER_RUNTIME_VERSION",
@@ -87,6 +105,8 @@ NODE_STATUS_REPORT_FREQUENCY = 300.0
 BACKOFF_INITIAL = 10.0
 BACKOFF_MAX = 300.0
 IMAGE_BACKOFF_RESYNC = 1.0  # the pod worker's quick retry after ErrImagePull shows ImagePullBackOff
+#: the pod worker's ``backOffPeriod``: a sync that failed (CreateContainerConfigError) is retried after it
+CONFIG_ERROR_RESYNC = podvolumes.POD_WORKER_BACKOFF
 _EPS = 1e-9
 _MAX_SPINS = 32
 
@@ -317,6 +337,7 @@ class PodWorker:
         self.sidecars_signaled = False
         self.gone = False           # deleted from the API
         self._probe_ticker_origin = now
+        self.vols = podvolumes.PodVolumes(pod, kubelet.host_files, now)
 
     # ---------------------------------------------------------------- helpers
     @property
@@ -358,7 +379,10 @@ class PodWorker:
             if s.kill_at is not None and c is not None and c.running:
                 out.append((s.kill_at, True))
             if s.resync_at is not None:
-                out.append((s.resync_at, True))
+                significant = True
+                if s.waiting and s.waiting[0] == "CreateContainerConfigError":
+                    significant = self._env_error(s) is None  # only a retry that will succeed matters
+                out.append((s.resync_at, significant))
             if s.pull is not None:
                 continue
             if (s.waiting and s.waiting[0] == "CrashLoopBackOff" and c is not None
@@ -368,6 +392,8 @@ class PodWorker:
                 out.append((s.pull_backoff.last_update + s.pull_backoff.delay, True))
         if self.terminating and self.kill_deadline is not None:
             out.append((self.kill_deadline, True))
+        if self.admitted and not self.terminating and not self.vols.ready:
+            out += self.vols.due(self.pod, self._source(), self._downward())
         return out
 
     def _probe_significant(self, s: Slot, p: ProbeWorker) -> bool:
@@ -404,6 +430,8 @@ class PodWorker:
             if not self.admitted:
                 if not self._admit(now):
                     return
+            if not self._mount_volumes(now):
+                break
             if not self._ensure_sandbox(now):
                 break
             self._run_containers(now)
@@ -471,6 +499,44 @@ class PodWorker:
         k.runtime.run_pod_sandbox(self.uid, self.ip, now)
         self.sandbox = True
         return True
+
+    # ---------------------------------------------------------------- volumes and environment
+    def _source(self) -> APISource:
+        """What the kubelet reads ConfigMaps, Secrets and Services from (the API, as the node)."""
+        return APISource(self.k.api, self.k.ctx)
+
+    def _downward(self) -> podvolumes.DownwardContext:
+        k = self.k
+        return podvolumes.DownwardContext([self.ip] if self.ip else [], [k.cfg.internal_ip], k.allocatable(),
+                                          k.node_name)
+
+    def _mount_volumes(self, now: float) -> bool:
+        """WaitForAttachAndMount: set up the pod's volumes (retrying failed ones with their
+        back-off, ``FailedMount`` events); True once all are set up."""
+        vols = self.vols
+        if vols.ready:
+            return True
+        for message in vols.mount(now, self.pod, self._source(), self._downward()):
+            self.event(None, WARNING, "FailedMount", message)
+        if vols.ready:
+            return True
+        if now >= vols.timeout_at - _EPS:
+            self.event(None, WARNING, "FailedMount", vols.timeout_message())
+            vols.timeout_at = now + podvolumes.POD_WORKER_BACKOFF + podvolumes.MOUNT_TIMEOUT
+        return False
+
+    def _environment(self, s: Slot) -> Any:
+        k = self.k
+        return inputs.container_environment(self.pod, s.spec, self._source(), pod_ips=[self.ip] if self.ip else [],
+                                            host_ips=[k.cfg.internal_ip], allocatable=k.allocatable())
+
+    def _env_error(self, s: Slot) -> str | None:
+        """Why the container's environment cannot be made now, or None."""
+        try:
+            self._environment(s)
+        except EnvError as e:
+            return str(e)
+        return None
 
     # ---------------------------------------------------------------- containers
     def _run_containers(self, now: float) -> None:
@@ -602,16 +668,28 @@ class PodWorker:
                     return False
                 self.event(s, NORMAL, "Pulling", f'Pulling image "{image}"')
                 s.pull = rt.pull_image(image, now)
-                if s.waiting is None or s.waiting[0] not in ("ErrImagePull", "ImagePullBackOff"):
+                # the status keeps the last sync's error while a retry pulls (the kubelet's reason cache)
+                if s.waiting is None or s.waiting[0] not in ("ErrImagePull", "ImagePullBackOff",
+                                                             "CreateContainerConfigError"):
                     s.waiting = None
                 if s.pull.done_at > now + _EPS:
                     return False
                 return self._start(s, now)
+        # generateContainerConfig: the environment, then the mounts
+        try:
+            env = self._environment(s)
+        except EnvError as e:
+            self.event(s, WARNING, "Failed", f"Error: {e}")
+            s.waiting = ("CreateContainerConfigError", str(e))
+            s.resync_at = now + CONFIG_ERROR_RESYNC
+            return False
+        self.vols.refresh(self.pod, self._source(), self._downward())
+        mounts = podvolumes.container_mounts(self.pod, s.spec, self.vols.stores, k.host_files, env)
         # create + start
         attempt = 0 if s.current is None else s.restart_count + 1
         prev = s.current
         try:
-            c = rt.create_container(self.pod, s.spec, attempt, s.image, now)
+            c = rt.create_container(self.pod, s.spec, attempt, s.image, now, env=env, mounts=mounts)
         except ValueError as e:
             if s.waiting != ("CreateContainerError", str(e)):
                 self.event(s, WARNING, "Failed", f"Error: {e}")
@@ -894,6 +972,7 @@ class PodWorker:
         self.start_time = parse_time(epoch, st["startTime"])
         self._probe_ticker_origin = self.start_time
         if st.get("podIP"):
+            self.vols.mounted.update(str(v.get("name")) for v in self.vols.volumes)  # it had its sandbox
             self.ip = st["podIP"]
             if k.ipam is not None:
                 k.ipam.reserve(self.ip, self.uid)
@@ -920,8 +999,9 @@ class PodWorker:
                 c = Container(cid, s.name, self.uid, s.restart_count, s.image.ref if s.image else "",
                               s.image.image_id if s.image else "")
                 started = parse_time(epoch, state["running"]["startedAt"])
+                env, mounts = inputs.replay_inputs(k.api, self.pod, s.spec, started)
                 try:
-                    rt.adopt(self.pod, s.spec, c, started)
+                    rt.adopt(self.pod, s.spec, c, started, env=env, mounts=mounts)
                 except ValueError:
                     continue
                 s.current = c
@@ -977,20 +1057,26 @@ class Kubelet(Component):
         node_cfg: the node's :class:`~k8semu.sim.config.NodeConfig`.
         behaviour: the behaviour module (default: :mod:`k8semu.node.behaviour`).
         pull_scale: multiplies image pull durations.
+        fresh: a new kubelet process (default), which registers its Node on start,
+            creating it if missing; False: the same process carrying on from an
+            earlier session, which never creates the Node (see module docstring).
     """
 
     def __init__(self, api: Any, node_cfg: Any, *, behaviour: Any = None, pull_scale: float = 1.0,
-                 static_pods: bool = True, cluster_cidr: str | None = None) -> None:
+                 static_pods: bool = True, cluster_cidr: str | None = None, fresh: bool = True) -> None:
         super().__init__(api, f"kubelet/{node_cfg.name}", node_user(node_cfg.name))
         self.cfg = node_cfg
         self.node_name = node_cfg.name
         self.recorder = EventRecorder(api, self.ctx, "kubelet", host=node_cfg.name)
         self.runtime = ContainerRuntime(node_cfg.name, behaviour, pull_scale, epoch=api.epoch)
+        #: the node's own files, as hostPath volumes see them
+        self.host_files = podvolumes.HostFiles(node_cfg.name, _hex_id("machine", node_cfg.name))
         self.ipam: HostLocalIPAM | None = None
         self.workers: dict[str, PodWorker] = {}
         self._dirty: dict[str, None] = {}
         self._wake = trio.Event()
         self._node_uid: str | None = None
+        self.fresh = fresh
         self._last_report = -1e18
         self._last_node_status: Obj | None = None
         self._started = False
@@ -1057,11 +1143,21 @@ class Kubelet(Component):
 
     # ---------------------------------------------------------------- node
     def _register(self) -> None:
+        """On start: register the Node (a fresh process) or pick up the existing one.
+
+        A fresh kubelet creates a missing Node and records ``Starting`` (plus the
+        condition events for a new Node); one carrying on from an earlier session
+        leaves a deleted Node deleted, as upstream's kubelet, which registers once
+        per process. Either way it reloads its image cache from the Node's
+        ``status.images`` and posts its status.
+        """
         api, now = self.api, self.api.now
         stamp = api.timestamp(now)
         try:
             node = api.get("nodes", self.node_name, ctx=self.ctx)
         except errors.NotFound:
+            if not self.fresh:
+                return  # registered by this process before; the Node was deleted since
             node = api.create("nodes", node_object(self.cfg, stamp, self.runtime.images.node_images()),
                               ctx=self.ctx)
             ref = {"kind": "Node", "metadata": {"name": self.node_name, "uid": self.node_name}}
@@ -1073,8 +1169,9 @@ class Kubelet(Component):
             self._last_report = now
             self._last_node_status = node.get("status")
         else:
-            ref = {"kind": "Node", "metadata": {"name": self.node_name, "uid": self.node_name}}
-            self.recorder.event(ref, NORMAL, "Starting", "Starting kubelet.")
+            if self.fresh:
+                ref = {"kind": "Node", "metadata": {"name": self.node_name, "uid": self.node_name}}
+                self.recorder.event(ref, NORMAL, "Starting", "Starting kubelet.")
             for img in (node.get("status") or {}).get("images") or ():
                 names = img.get("names") or []
                 digest = next((n for n in names if "@" in n), None)
@@ -1092,11 +1189,15 @@ class Kubelet(Component):
         return fresh
 
     def _post_node_status(self, force: bool) -> None:
+        """Update the Node's status when it changed, every 5 minutes, or when ``force``d.
+
+        A deleted Node is not re-registered (upstream's ``tryUpdateNodeStatus``
+        fails with "error getting node ... not found" until the kubelet restarts).
+        """
         api, now = self.api, self.api.now
         try:
             node = api.get("nodes", self.node_name, ctx=self.ctx)
         except errors.NotFound:
-            self._register()
             return
         old = node.get("status") or {}
         new = self._node_status(old, api.timestamp(now))
@@ -1116,12 +1217,18 @@ class Kubelet(Component):
         try:
             lease = api.get("leases.coordination.k8s.io", self.node_name, namespace="kube-node-lease", ctx=self.ctx)
         except errors.NotFound:
+            # upstream's setNodeOwnerFunc: a new Lease is owned by the Node; without the Node
+            # (deleted while this kubelet runs) the Lease is not created this time
+            try:
+                node = api.get("nodes", self.node_name, ctx=self.ctx)
+            except errors.NotFound:
+                return
             body = {
                 "apiVersion": "coordination.k8s.io/v1",
                 "kind": "Lease",
                 "metadata": {"name": self.node_name, "namespace": "kube-node-lease",
                              "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": self.node_name,
-                                                  "uid": self._node_uid or ""}]},
+                                                  "uid": node["metadata"]["uid"]}]},
                 "spec": {"holderIdentity": self.node_name, "leaseDurationSeconds": LEASE_DURATION,
                          "renewTime": micro},
             }

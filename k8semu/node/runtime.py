@@ -330,14 +330,18 @@ class ContainerRuntime:
 
     # ---------------------------------------------------------------- containers
     def create_container(self, pod: dict[str, Any], spec: dict[str, Any], attempt: int,
-                         image: Image | None, now: float) -> Container:
+                         image: Image | None, now: float, *, env: Any = None, mounts: Any = ()) -> Container:
         """CreateContainer: a new instance of ``spec`` with its program (not yet started).
+
+        ``env`` is the kubelet's resolved environment (a
+        :class:`~k8semu.node.behaviour.ResolvedEnv`) and ``mounts`` the container's
+        volume mounts (:class:`~k8semu.node.behaviour.Mount`); see :mod:`k8semu.node.inputs`.
 
         Raises:
             ValueError: the container's behaviour script is invalid (the kubelet
                 reports ``CreateContainerError`` with the message).
         """
-        program = self._program(pod, spec)
+        program = self._program(pod, spec, env, mounts)
         uid = pod["metadata"]["uid"]
         cid = container_id(self.node, uid, spec["name"], attempt)
         c = Container(
@@ -350,9 +354,11 @@ class ContainerRuntime:
         self.containers[cid] = c
         return c
 
-    def _program(self, pod: dict[str, Any], spec: dict[str, Any]) -> Any:
+    def _program(self, pod: dict[str, Any], spec: dict[str, Any], env: Any = None, mounts: Any = ()) -> Any:
         annotations = (pod.get("metadata") or {}).get("annotations") or {}
-        return self.behaviour.build_program(spec, annotations)
+        if env is None and not mounts:
+            return self.behaviour.build_program(spec, annotations)
+        return self.behaviour.build_program(spec, annotations, env, mounts=mounts)
 
     def _wall_clock(self) -> Any:
         epoch = self.epoch
@@ -367,10 +373,12 @@ class ContainerRuntime:
         c.state = "running"
         c.started_at = now
 
-    def adopt(self, pod: dict[str, Any], spec: dict[str, Any], c: Container, started_at: float) -> None:
+    def adopt(self, pod: dict[str, Any], spec: dict[str, Any], c: Container, started_at: float, *,
+              env: Any = None, mounts: Any = ()) -> None:
         """Re-attach a container that kept running while the kubelet was down: its
-        program restarts from ``started_at`` and catches up on the next :meth:`advance`."""
-        c.run = self._program(pod, spec)
+        program (with the ``env`` and ``mounts`` it was created with) restarts from
+        ``started_at`` and catches up on the next :meth:`advance`."""
+        c.run = self._program(pod, spec, env, mounts)
         c.memory_limit = c.run.memory_limit
         self.start_container(c, started_at)
         self.containers[c.id] = c

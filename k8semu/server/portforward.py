@@ -118,7 +118,7 @@ class PodTarget:
 
     def _runs(self) -> list[Any]:
         from ..api.humanize import parse_timestamp
-        from ..node import behaviour
+        from ..node import inputs
 
         api = self.api
         try:
@@ -131,7 +131,6 @@ class PodTarget:
         spec = pod.get("spec") or {}
         status = pod.get("status") or {}
         specs = {c["name"]: c for c in list(spec.get("initContainers") or []) + list(spec.get("containers") or [])}
-        annotations = (pod.get("metadata") or {}).get("annotations") or {}
         epoch, now = api.epoch, api.now
         runs = []
         for st in list(status.get("initContainerStatuses") or []) + list(status.get("containerStatuses") or []):
@@ -142,7 +141,7 @@ class PodTarget:
             t = parse_timestamp(running.get("startedAt"))
             start = 0.0 if t is None else (t - epoch).total_seconds()
             try:
-                run = behaviour.build_program(c, annotations).start(
+                run = inputs.replay_program(api, pod, c, start).start(
                     start, wall_clock=lambda v: epoch + timedelta(seconds=v))
             except ValueError:
                 continue

@@ -37,17 +37,22 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def container_log_lines(pod: Mapping[str, Any], container: Mapping[str, Any], started: float,
-                        until: float, epoch: Any = None) -> list[tuple[float, str]]:
+                        until: float, epoch: Any = None, api: Any = None) -> list[tuple[float, str]]:
     """``(virtual time, line)`` for everything ``container`` wrote between ``started`` and ``until``.
 
     Replays the behaviour program the kubelet's runtime runs for it (same inputs:
-    the container spec and the pod's annotations), started at ``started``.
+    the container spec, the pod's annotations and, given ``api``, the environment
+    and volume contents the kubelet gave it: :func:`k8semu.node.inputs.replay_program`),
+    started at ``started``.
     """
-    from ...node import behaviour
+    from ...node import behaviour, inputs
 
     annotations = (pod.get("metadata") or {}).get("annotations") or {}
     try:
-        program = behaviour.build_program(container, annotations)
+        if api is not None:
+            program = inputs.replay_program(api, pod, container, started)
+        else:
+            program = behaviour.build_program(container, annotations)
     except ValueError:
         return []
     wall = (lambda t: epoch + timedelta(seconds=t)) if epoch is not None else None
@@ -134,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
             print(server_error(errors.BadRequest(
                 f'container "{name}" in pod "{pod_name}" is waiting to start: {reason}')), file=sys.stderr)
             return 1
-    lines = container_log_lines(pod, all_specs[name], start or 0.0, end if end is not None else now, epoch)
+    lines = container_log_lines(pod, all_specs[name], start or 0.0, end if end is not None else now, epoch, api)
     if args.tail >= 0:
         lines = lines[len(lines) - args.tail:] if args.tail else []
     for t, text in lines:

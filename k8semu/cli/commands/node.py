@@ -3,14 +3,25 @@
 A stopped node's kubelet and kube-proxy do not run: no heartbeats, no
 status, no container work. Because each ``k8semu`` command is its own
 session and every session starts the cluster's components afresh, the
-fact must live in the log: ``node stop`` writes the annotation
-``k8semu.io/stopped: "true"`` on the Node (a merge patch by the user, so
-the log shows who pulled the plug and when) and stops the node's
-components in the running session; :func:`~k8semu.sim.components.stopped_nodes` reads the
-annotations back, and :func:`k8semu.sim.components.default_factories` leaves
-those nodes' components out of every later session. ``node start`` removes
-the annotation and starts fresh components (they list, then watch, as a
-rebooted kubelet).
+fact must live in the log: ``node stop`` lists the machine as stopped in the
+ConfigMap ``kube-system/k8semu-machines`` (``data: {NODE: "stopped"}``,
+written by the user, so the log shows who pulled the plug and when) and
+``node start`` removes it (:func:`~k8semu.sim.components.set_machine_stopped`).
+The ConfigMap, not the Node, holds it because the machine outlives its Node
+object: a stopped machine whose Node is deleted stays stopped, and ``node
+start`` boots it again. The write itself stops or starts the node's
+components in the running session
+(:class:`~k8semu.sim.components.MachineSupervisor`, which a replay runs
+too), and :func:`~k8semu.sim.components.default_factories` leaves stopped
+machines out of every later session. A started machine runs a fresh kubelet
+(it lists, then watches, and registers its Node, creating it if it was
+deleted), as a rebooted one.
+
+NODE is a machine of the cluster configuration (``k8semu cluster info``),
+whether or not its Node object exists; another name is an error as kubectl
+reports a missing node (``Error from server (NotFound): nodes "x" not
+found``, exit 1). A machine already in the asked state is left alone
+(``node/NODE already stopped``, like ``kubectl cordon`` on a cordoned node).
 
 After the change the cluster runs ``--for`` (default 0: the command returns
 at once; the consequences — NotReady after 40 s, NoExecute evictions after
@@ -27,7 +38,7 @@ from ...api import errors
 from ...api.apiserver import MERGE_PATCH
 from ..durations import parse_duration
 from ..output import server_error
-from ...sim.components import STOPPED_ANNOTATION, node_components
+from ...sim.components import STOPPED_ANNOTATION, set_machine_stopped
 from ..session import open_cluster, run_session
 
 __all__ = ["register"]
@@ -43,8 +54,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ...sim.components import default_factories
-
     run_for = parse_duration(args.run_for)
     stop = args.action == "stop"
     cluster = open_cluster(args)
@@ -52,30 +61,21 @@ def run(args: argparse.Namespace) -> int:
 
     async def body(rt) -> None:
         api = cluster.api
-        try:
-            node = api.get("nodes", args.node)
-        except errors.StatusError as e:
-            failed.append(server_error(e))
+        if args.node not in {n.name for n in cluster.nodes.nodes}:
+            failed.append(server_error(errors.NotFound.of("nodes", "", args.node)))
             return
-        was_stopped = (node["metadata"].get("annotations") or {}).get(STOPPED_ANNOTATION) == "true"
-        if was_stopped != stop:
-            api.patch("nodes", args.node, {"metadata": {"annotations": {STOPPED_ANNOTATION: "true" if stop else None}}},
-                      MERGE_PATCH)
-        names = node_components(args.node)
-        if stop:
-            for name in names:
-                if name in rt.components:
-                    rt.stop(name)
-        else:
-            factories = default_factories(cluster)
-            for name in names:
-                if name in rt.components:
-                    continue  # running already (the session started it)
-                if name in rt.stopped:
-                    await rt.start(name)
-                elif name in factories:
-                    rt.add(name, factories[name])
-        print(f"node/{args.node} {'stopped' if stop else 'started'}")
+        changed = set_machine_stopped(api, args.node, stop)
+        if not stop:
+            # a mark left by k8semu versions that kept the stopped state on the Node
+            try:
+                node = api.get("nodes", args.node)
+            except errors.NotFound:
+                node = None
+            if node is not None and STOPPED_ANNOTATION in (node["metadata"].get("annotations") or {}):
+                api.patch("nodes", args.node, {"metadata": {"annotations": {STOPPED_ANNOTATION: None}}},
+                          MERGE_PATCH)
+        state = "stopped" if stop else "started"
+        print(f"node/{args.node} {state}" if changed else f"node/{args.node} already {state}")
 
     try:
         run_session(cluster, body, settle=False, run_for=run_for)
