@@ -57,7 +57,7 @@ def test_sessions_are_marked_in_the_log(recorded):
     assert sessions[3].end["t"] - sessions[3].start["t"] == pytest.approx(30.0)
     assert all(s.end_rev >= s.start_rev for s in sessions)
     # the node-stop fault is an input like any user write
-    assert [r.key for r in sessions[2].inputs] == ["/registry/nodes/node-1"]
+    assert [r.key for r in sessions[2].inputs] == ["/registry/configmaps/kube-system/k8semu-machines"]
 
 
 def test_replay_is_identical_record_by_record(capsys, recorded):
@@ -122,8 +122,11 @@ def test_fork_can_drop_a_recorded_fault(recorded, tmp_path):
     fault = sessions_of(log)[2].inputs[0].revision
     prefix, n = fork(log, sessions_of(log)[2].start_rev, tmp_path / "nofault.log", skip=frozenset({fault}))
     assert prefix.identical and n > 0
-    node = open_log(tmp_path / "nofault.log").get("/registry/nodes/node-1").object
-    assert "k8semu.io/stopped" not in (node["metadata"].get("annotations") or {})
+    forked = open_log(tmp_path / "nofault.log")
+    assert forked.get("/registry/configmaps/kube-system/k8semu-machines") is None
+    # node-1's kubelet kept running through the later session: its Lease was renewed there
+    lease = forked.get("/registry/leases.coordination.k8s.io/kube-node-lease/node-1")
+    assert lease.actor == "kubelet/node-1" and lease.time > sessions_of(log)[3].start["t"]
 
 
 def test_bad_logs_are_one_line_errors(capsys, recorded, tmp_path):
@@ -153,3 +156,18 @@ def test_a_log_without_sessions_cannot_be_replayed(capsys, tmp_path):
     log.close()
     code, _, err = k(capsys, "replay", tmp_path / "bare.log")
     assert code == 1 and "no session marks" in err
+
+
+def test_a_pod_the_user_created_replays_identically(capsys, tmp_path):
+    # admission names the pod's token volume with a draw from the API server's RNG; the
+    # replay re-sends the recorded pod (volume included) and must still make that draw, or
+    # the scheduler's tie-break among three equal workers picks another node
+    (tmp_path / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: crasher}\nspec:\n  containers:\n"
+        "  - {name: app, image: 'busybox:1.37', command: [sh, -c, 'sleep 2; exit 1']}\n")
+    path = tmp_path / "cluster.log"
+    for argv in (["cluster", "create"], ["create", "-f", tmp_path / "pod.yaml"]):
+        assert main(["--cluster", str(path), *map(str, argv)]) == 0
+    capsys.readouterr()
+    code, out, err = k(capsys, "replay", path)
+    assert code == 0 and out.startswith("identical ("), out + err

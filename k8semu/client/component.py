@@ -96,6 +96,7 @@ class Component:
         self.informers: list[Informer] = []
         self.queues: list[WorkQueue] = []
         self.coalescing = 0  # workers waiting for the current instant's events (see run_workers)
+        self.coalesced = 0  # how many such waits have ended (see Runtime.quiet)
 
     def informer(self, resource: Any, **kwargs: Any) -> Informer:
         """A new informer owned by this component (started by :meth:`run`)."""
@@ -152,6 +153,7 @@ class Component:
                             await trio.testing.wait_all_tasks_blocked()
                         finally:
                             self.coalescing -= 1
+                            self.coalesced += 1
                     await self.gate()
                     result = sync(key)
                     if hasattr(result, "__await__"):

@@ -53,7 +53,9 @@ class Runtime:
     Args:
         cluster: the cluster (its API server and clock).
         factories: component name -> zero-argument constructor; one instance per
-            name runs at a time, and a restart builds a fresh one.
+            name runs at a time, and a restart builds a fresh one. A component with a
+            ``bind_runtime(runtime)`` method is handed the runtime when it is built
+            (:class:`~k8semu.sim.components.MachineSupervisor` starts and stops node components).
     """
 
     def __init__(self, cluster: Any, factories: dict[str, Factory] | None = None) -> None:
@@ -66,13 +68,18 @@ class Runtime:
 
     # ------------------------------------------------------------------ lifecycle
     def add(self, name: str, factory: Factory) -> None:
-        """Register a component; started now if the runtime is running."""
+        """Register a component (replacing any factory of that name); started soon if the
+        runtime is running (no longer counted as stopped)."""
         self._factories[name] = factory
+        self.stopped.discard(name)
         if self._nursery is not None:
             self._nursery.start_soon(self._supervise, name)
 
     async def _supervise(self, name: str, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         comp = self._factories[name]()
+        bind = getattr(comp, "bind_runtime", None)
+        if bind is not None:  # a component that starts and stops others (the machine supervisor)
+            bind(self)
         self.components[name] = comp
         with trio.CancelScope() as scope:
             self._scopes[name] = scope
@@ -104,9 +111,16 @@ class Runtime:
     async def quiet(self) -> None:
         """Wait until every task is blocked at the current instant, including the
         syncs components hold for the instant's events (``run_workers(coalesce=True)``)."""
+        # Trio wakes every wait_all_tasks_blocked() waiter at once, in an order of its own: a
+        # coalescing worker woken with us may already have run its sync (coalescing back to 0,
+        # its writes not yet seen by anyone), so a wait that saw any of those syncs start
+        # waits again; only a wait that woke nothing else means the instant's work is done.
         while True:
+            components = self.components.values()
+            before = sum(c.coalesced for c in components)
             await trio.testing.wait_all_tasks_blocked()
-            if not any(c.coalescing for c in self.components.values()):
+            components = self.components.values()
+            if not any(c.coalescing for c in components) and sum(c.coalesced for c in components) == before:
                 return
 
     async def settle(self, *, horizon: float = 30.0, limit: float = 600.0) -> bool:

@@ -22,7 +22,8 @@ difference.
 
 Re-issuing an input as a request: ``ADDED`` → create of the recorded object
 without its server-set fields (uid, creationTimestamp, resourceVersion,
-generation, managedFields; the name too when it was generated); ``MODIFIED``
+generation, managedFields; the name too when it was generated; the RNG draw
+of the token volume's name that a Pod's admission made); ``MODIFIED``
 that sets ``deletionTimestamp`` → delete (grace period and propagation
 policy read back from the object); other ``MODIFIED`` → update with the
 recorded object (a ``scale`` subresource write → update of the scale);
@@ -204,6 +205,31 @@ def _strip_allocated(obj: dict[str, Any]) -> dict[str, Any]:
     return {**obj, "spec": spec}
 
 
+def _strip_admitted(obj: dict[str, Any]) -> dict[str, Any]:
+    """A Pod without the service-account token volume (``kube-api-access-<suffix>``) and
+    mounts that the ServiceAccount admission plugin may have added (``obj`` itself when
+    it has none)."""
+    spec = dict(obj.get("spec") or {})
+    names = {m.get("name") for c in spec.get("containers") or () for m in c.get("volumeMounts") or ()
+             if m.get("mountPath") == _SA_MOUNT_PATH and str(m.get("name", "")).startswith("kube-api-access-")}
+    if not names:
+        return obj
+    spec["volumes"] = [v for v in spec.get("volumes") or () if v.get("name") not in names]
+    for field in ("initContainers", "containers"):
+        if spec.get(field):
+            spec[field] = [{**c, "volumeMounts": [m for m in c.get("volumeMounts") or () if m.get("name") not in names]}
+                           for c in spec[field]]
+            for c in spec[field]:
+                if not c["volumeMounts"]:
+                    del c["volumeMounts"]
+    if not spec["volumes"]:
+        del spec["volumes"]
+    return {**obj, "spec": spec}
+
+
+_SA_MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+
 def _no_rv(obj: dict[str, Any]) -> dict[str, Any]:
     return {**obj, "metadata": {k: v for k, v in (obj.get("metadata") or {}).items() if k != "resourceVersion"}}
 
@@ -256,9 +282,29 @@ def reissue(api: Any, rec: Record, prev: Record | None) -> None:
             body_meta.pop("name", None)
         body = {**obj, "metadata": body_meta}
         bodies = [_strip_allocated(body), body] if info.kind == "Service" else [body]
-        _first_match(api, obj, [
-            (lambda dry, b=b: api.create(info, b, namespace=ns, ctx=ctx, field_manager=manager, dry_run=dry))
-            for b in bodies])
+
+        def create(b: dict[str, Any], dry: bool) -> Any:
+            return api.create(info, b, namespace=ns, ctx=ctx, field_manager=manager, dry_run=dry)
+
+        # The recorded Pod carries the token volume whose name admission drew from the API
+        # server's RNG (after the uid). Re-sent as recorded, admission leaves it alone and
+        # draws nothing; when admission would have made exactly that volume, make the same
+        # draw after the create, so the RNG (and every later name, uid and tie-break) stays
+        # in step with the recording.
+        stripped = _strip_admitted(body) if info.kind == "Pod" else body
+        readmitted = False
+        if stripped is not body:
+            from ..api.errors import StatusError
+
+            try:
+                readmitted = _no_rv(create(stripped, True)) == _no_rv(obj)
+            except StatusError:
+                pass
+        _first_match(api, obj, [(lambda dry, b=b: create(b, dry)) for b in bodies])
+        if readmitted:
+            from ..api.meta import random_suffix
+
+            random_suffix(api.rng)
         return
     deleting = rec.type == DELETED or (meta.get("deletionTimestamp") and not (old or {}).get(
         "metadata", {}).get("deletionTimestamp"))
@@ -311,8 +357,10 @@ def run_session_like(cluster: Any, session_start: dict[str, Any], end_t: float |
     async def main(rt: Any) -> bool:
         await body(rt)
         if "for" in session_start:
-            if end_t is not None and end_t > rt.now:
-                await rt.advance(end_t - rt.now)
+            if end_t is not None:
+                # as the CLI's ``rt.advance(for)``, even for 0 s: what the instant's writes set off
+                # (a kubelet that ``node start`` booted registering its Node) still runs
+                await rt.advance(max(end_t - rt.now, 0.0))
             elif end_t is None:
                 await rt.advance(float(session_start["for"]))
             return True
