@@ -7,6 +7,9 @@ The ``k`` fixture (a :class:`conftest.Kubectl` on a copy of the prepared lab clu
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from k8semu.api import errors
@@ -14,6 +17,8 @@ from k8semu.api.resources import by_kind
 from k8semu.cli.commands.apply import ApplyError, apply_one
 from k8semu.cli.main import main
 from k8semu.timeline import open_log
+
+WEB = str(Path(__file__).resolve().parents[1] / "manifests" / "web.yaml")
 
 
 def _end(path) -> tuple[int, float]:
@@ -98,10 +103,43 @@ def test_bad_flags_and_usage_exit_1_with_kubectls_hint(k, argv, lines):
     assert k(*argv) == (1, [], lines)
 
 
+def test_advance_by_a_negative_duration_is_a_one_line_error(k):
+    before = k.path.read_bytes()
+    for text in ("-5s", "-5", "-1m30s", "-.5s"):
+        assert k("advance", text) == (
+            1, [], [f'error: invalid duration "{text}": must not be negative (virtual time only moves forward)'])
+    assert k("advance", "5x") == (1, [], ['error: invalid duration "5x"'])
+    assert k.path.read_bytes() == before  # nothing ran, nothing was written
+    rc, out, err = k("advance", "1s")
+    assert rc == 0 and err == [] and out[0].startswith("advanced 1s: virtual time is now ")
+
+
+@pytest.mark.parametrize("command", ["apply", "create", "replace"])
+def test_an_unknown_validate_value_is_kubectls_error(k, command):
+    assert k(command, "-f", WEB, "--validate=maybe") == (
+        1, [], ['error: invalid - validate option "maybe"; must be one of: strict (or true), warn, ignore (or false)'])
+
+
 def test_help_still_exits_0(k):
     rc, out, err = k("get", "--help")
     assert rc == 0 and err == [] and out[0].startswith("usage: k8semu get ")
     assert "global options:" in out and any(line.lstrip().startswith("--cluster PATH") for line in out)
+
+
+def test_the_readme_documents_serve_and_time_travel_as_the_commands_are(k):
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    serve = readme[readme.index("## The real kubectl: `k8semu serve`"):]
+    serve = serve[:serve.index("\n## ", 1)]
+    rc, out, _ = k("serve", "--help")
+    assert rc == 0
+    flags = set(re.findall(r"--[a-z][a-z-]+", " ".join(out)))
+    assert set(re.findall(r"`(--[a-z][a-z-]+)", serve)) <= flags
+    assert "export KUBECONFIG=" in serve and "kubectl ≥ 1.31" in serve
+    rc, out, _ = k("--help")
+    commands = {line.split()[0] for line in out if line.startswith("    ") and line.split()}
+    for name in ("history", "diff", "timeline", "trace", "replay", "bisect", "import"):
+        assert name in commands and f"k8semu {name} " in readme, name
+    assert "--at" in readme
 
 
 # --------------------------------------------------------------------------- apply's server errors

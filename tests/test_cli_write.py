@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 
 
 WEB = str(Path(__file__).resolve().parents[1] / "manifests" / "web.yaml")
@@ -103,6 +104,88 @@ def test_replace(k, tmp_path):
     doc.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  a: '3'\n")
     assert k("replace", "-f", str(doc)) == (0, ["configmap/cfg replaced"], [])
     assert next(c for c in k.objects("configmaps") if c["metadata"]["name"] == "cfg")["data"] == {"a": "3"}
+
+
+# --------------------------------------------------------------------------- --validate
+
+MIXED = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: one}
+data: {a: b}
+colour: blue
+---
+metadata: {name: kindless}
+data: {a: b}
+---
+- not an object
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: two}
+"""
+STOP = "if you choose to ignore these errors, turn validation off with --validate=false"
+
+
+def _configmaps(k) -> dict:
+    return {c["metadata"]["name"]: c for c in k.objects("configmaps") if c["metadata"]["name"] in ("one", "two")}
+
+
+def test_apply_validates_strictly_by_default(k, tmp_path):
+    f = tmp_path / "mixed.yaml"
+    f.write_text(MIXED)
+    for flags in ([], ["--validate"], ["--validate=true"], ["--validate=strict"]):
+        rc, out, err = k("apply", "-f", str(f), "-q", *flags)
+        assert (rc, out) == (1, []), flags
+        assert err == [
+            f'Error from server (BadRequest): error when creating "{f}": ConfigMap in version "v1" cannot be '
+            'handled as a ConfigMap: strict decoding error: unknown field "colour"',
+            f'error: error validating "{f}": error validating data: [apiVersion not set, kind not set]; {STOP}',
+        ], flags
+    assert _configmaps(k) == {}
+
+
+@pytest.mark.parametrize("flag", ["--validate=false", "--validate=ignore"])
+def test_apply_validate_false_skips_client_validation_as_its_hint_says(k, tmp_path, flag):
+    f = tmp_path / "mixed.yaml"
+    f.write_text(MIXED)
+    rc, out, err = k("apply", "-f", str(f), "-q", flag)
+    # the rest of the file is read; documents that are no objects are kubectl's decode errors
+    assert (rc, out) == (1, ["configmap/one created", "configmap/two created"])
+    assert err == [
+        f'error: unable to decode "{f}": Object \'Kind\' is missing in \'{{"data":{{"a":"b"}},'
+        '"metadata":{"name":"kindless"}}\'',
+        f'error: unable to decode "{f}": json: cannot unmarshal array into Go value of type unstructured.detector',
+    ]
+    assert set(_configmaps(k)) == {"one", "two"}
+
+
+def test_apply_validate_warn_warns_about_unknown_fields_and_applies(k, tmp_path):
+    f = tmp_path / "cm.yaml"
+    f.write_text(MIXED.split("---")[0])
+    assert k("apply", "-f", str(f), "-q", "--validate=warn") == (
+        0, ["configmap/one created"], ['Warning: unknown field "colour"'])
+
+
+def test_create_and_replace_take_validate_too(k, tmp_path):
+    f = tmp_path / "cm.yaml"
+    f.write_text(MIXED.split("---")[0])
+    rc, _, err = k("create", "-f", str(f))
+    assert rc == 1 and err[0].endswith('strict decoding error: unknown field "colour"')
+    assert k("create", "-f", str(f), "--validate=false") == (0, ["configmap/one created"], [])
+    assert k("replace", "-f", str(f), "--validate=warn") == (
+        0, ["configmap/one replaced"], ['Warning: unknown field "colour"'])
+    rc, _, err = k("replace", "-f", str(f))
+    assert rc == 1 and err[0].endswith('strict decoding error: unknown field "colour"')
+
+
+def test_commands_without_validate_do_not_name_it(k, tmp_path):
+    # kubectl delete -f has no --validate and no client-side validation: a kind-less document
+    # is its decode error, not a hint at a flag delete does not have
+    f = tmp_path / "kindless.yaml"
+    f.write_text("metadata: {name: kindless}\n")
+    assert k("delete", "-f", str(f)) == (
+        1, [], [f'error: unable to decode "{f}": Object \'Kind\' is missing in \'{{"metadata":{{"name":"kindless"}}}}\''])
 
 
 # --------------------------------------------------------------------------- scale / patch

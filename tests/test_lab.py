@@ -73,7 +73,8 @@ def web_pods(path: Path) -> list[list[str]]:
 # ---------------------------------------------------------------------------------- the lab
 def test_cluster_create_and_apply_report(lab: dict[str, object]) -> None:
     rc, out, err = lab["create"]  # type: ignore[misc]
-    assert (rc, out, err) == (0, f'cluster created at "{lab["path"]}" with 4 nodes (seed 0)\n', "")
+    # the control-plane node comes on top of the (default 3) workers, and the line says so
+    assert (rc, out, err) == (0, f'cluster created: 1 control-plane node, 3 workers ("{lab["path"]}", seed 0)\n', "")
     rc, out, err = lab["apply"]  # type: ignore[misc]
     assert rc == 0 and err == ""
     lines = out.splitlines()
@@ -82,6 +83,20 @@ def test_cluster_create_and_apply_report(lab: dict[str, object]) -> None:
     assert lines[4] == "  ok deployment.apps/web: 2/2 available"
     assert re.fullmatch(r"  ok service/web: ClusterIP 10\.\d+\.\d+\.\d+, 2 ready endpoints", lines[5])
     assert len(lines) == 6
+
+
+def test_cluster_create_says_the_control_plane_node_comes_on_top_of_the_workers(tmp_path: Path) -> None:
+    path = tmp_path / "cluster.log"
+    assert k8semu(path, "cluster", "create", "--nodes", "1", "--bare") == (
+        0, f'cluster created: 1 control-plane node, 1 worker ("{path}", seed 0)\n', "")
+    rc, out, _ = k8semu(path, "cluster", "info")
+    assert rc == 0 and "nodes:     control-plane, node-1\n" in out
+    other = tmp_path / "other.log"
+    assert k8semu(other, "cluster", "create", "--nodes", "-1") == (
+        1, "", "error: --nodes must be 0 or more (worker nodes), not -1\n")
+    assert not other.exists()
+    rc, out, _ = k8semu(path, "cluster", "--help")
+    assert rc == 0 and "control-plane node is always added" in " ".join(out.split())
 
 
 def test_get_deployment_shows_2_of_2(lab: dict[str, object]) -> None:

@@ -11,26 +11,39 @@ _PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h|d)")
 _UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
 
-def parse_duration(text: str) -> float:
+def parse_duration(text: str, *, allow_negative: bool = True) -> float:
     """Seconds in ``text`` (``1h30m``, ``45s``, ``2.5m``, a bare number = seconds).
 
+    A leading ``-`` or ``+`` is accepted, as Go's ``time.ParseDuration`` does
+    (``-5s`` is -5.0).
+
+    Args:
+        allow_negative: False for a span of virtual time to run or wait
+            (``advance``, ``--for``, ``--timeout``): a negative one is an error.
+
     Raises:
-        ValueError: ``invalid duration "x"``.
+        ValueError: ``invalid duration "x"``; with ``allow_negative=False``,
+            ``invalid duration "-5s": must not be negative``.
     """
     s = text.strip()
     try:
-        return float(s)
+        total = float(s)
     except ValueError:
-        pass
-    pos, total = 0, 0.0
-    while pos < len(s):
-        m = _PART.match(s, pos)
-        if not m:
-            raise ValueError(f'invalid duration "{text}"')
-        total += float(m.group(1)) * _UNIT[m.group(2)]
-        pos = m.end()
-    if not s:
+        sign, body = (-1.0, s[1:]) if s[:1] == "-" else (1.0, s[1:] if s[:1] == "+" else s)
+        pos, total = 0, 0.0
+        while pos < len(body):
+            m = _PART.match(body, pos)
+            if not m:
+                raise ValueError(f'invalid duration "{text}"') from None
+            total += float(m.group(1)) * _UNIT[m.group(2)]
+            pos = m.end()
+        if not body:
+            raise ValueError(f'invalid duration "{text}"') from None
+        total *= sign
+    if total != total or total in (float("inf"), float("-inf")):  # nan, inf: not a span of time
         raise ValueError(f'invalid duration "{text}"')
+    if total < 0 and not allow_negative:
+        raise ValueError(f'invalid duration "{text}": must not be negative')
     return total
 
 

@@ -13,6 +13,10 @@ command such as ``rollout status``) is a :class:`CommandParser`, so:
   --output``, ``unknown command "x" for "k8semu"``), then ``See 'k8semu get
   --help' for usage.`` naming the command's own path; exit code 1 (argparse's
   default is a usage block and 2). ``--help`` still prints help and exits 0;
+- a word that starts with ``-`` and a digit (``-5``, ``-5s``) is a value, not a
+  flag, as pflag takes the word after a flag that needs one: ``advance -5s``
+  and ``--for -1m`` reach the command, which refuses a negative duration in
+  one line of its own;
 - a command that lets flags sit between its positionals (``label pods --all
   app=web``) sets :attr:`CommandParser.intermixed` (see
   :func:`k8semu.cli.targets.intermixed`).
@@ -51,6 +55,8 @@ _UNRECOGNIZED = re.compile(r"unrecognized arguments: (.*)", re.S)
 _NEEDS_VALUE = re.compile(r"argument (\S+): expected one argument")
 _BAD_INT = re.compile(r"argument (\S+): invalid int value: '(.*)'", re.S)
 _BAD_CHOICE = re.compile(r"argument (\S+): invalid choice: '(.*?)' \(choose from")
+#: What :class:`CommandParser` takes for a (negative) value rather than a flag: ``-5``, ``-1.5``, ``-5s``, ``-.5m``.
+_NEGATIVE_VALUE = re.compile(r"^-\.?\d")
 
 
 def _pflag_name(option_strings: str) -> tuple[str, str | None]:
@@ -113,6 +119,10 @@ class CommandParser(argparse.ArgumentParser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._parsing = 0
+        # a word that starts with "-" and a digit is a value, not a flag: negative numbers and
+        # Go durations (`advance -5s`, `--for -1m`) reach the command, which says what is wrong
+        # with them (argparse's own rule knows only plain numbers such as -5 or -1.5)
+        self._negative_number_matcher = _NEGATIVE_VALUE
         add_global_flags(self)
 
     def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]

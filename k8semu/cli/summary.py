@@ -6,6 +6,21 @@ with their ClusterIP and ready endpoints, pods with their phase; and for
 anything stuck, why — a pod Pending with the scheduler's FailedScheduling
 message, a container waiting in ``CrashLoopBackOff`` / ``ImagePullBackOff``,
 a Job that failed with its condition reason.
+
+A workload counts as converged the way ``kubectl rollout status`` sees it:
+its controller has observed its latest generation (``status.observedGeneration``)
+— until then its counts are stale, and the line says ``not yet synced by its
+controller`` instead of, say, ``0/0 ready`` — every replica is updated to the
+latest template (Deployment, StatefulSet and DaemonSet rolling updates), no
+old replica is left, and enough are ready/available. An outcome that is not
+converged but shows nothing wrong (pods being created, a rollout under way)
+is marked ``progressing`` (:attr:`Outcome.progressing`), so a caller that
+stopped before the cluster settled (``apply --for 1s``) can say so honestly;
+a workload with a stuck pod (a back-off, a failed scheduling) is not. An
+outcome that nothing has acted on yet (a workload its controller has not
+synced, a pod the scheduler has not tried) is ``fresh``
+(:attr:`Outcome.fresh`): whatever the runtime said, the cluster was still
+changing when the summary was taken.
 """
 
 from __future__ import annotations
@@ -20,17 +35,34 @@ __all__ = ["Outcome", "summarize"]
 
 
 class Outcome:
-    """One summary line: ``ok`` says whether the object converged."""
+    """One summary line: ``ok`` says whether the object converged.
 
-    __slots__ = ("name", "ok", "text")
+    ``progressing`` (only when not ``ok``): nothing is wrong yet, the object is
+    on its way (pods being created or becoming ready, a rollout under way, a
+    controller that has not synced it yet); False for a problem that time
+    alone does not fix soon (a back-off, a failed scheduling, a failed Job).
+    ``fresh`` (implies ``progressing``): not acted on yet at all — its
+    controller has not synced it, or the scheduler has not tried its pod.
+    """
 
-    def __init__(self, name: str, ok: bool, text: str) -> None:
+    __slots__ = ("name", "ok", "text", "progressing", "fresh")
+
+    def __init__(self, name: str, ok: bool, text: str, progressing: bool = False, fresh: bool = False) -> None:
         self.name = name
         self.ok = ok
         self.text = text
+        self.progressing = (progressing or fresh) and not ok
+        self.fresh = fresh and not ok
 
     def __repr__(self) -> str:
-        return f"{'ok' if self.ok else 'NOT'} {self.name}: {self.text}"
+        return f"{'ok' if self.ok else '..' if self.progressing else 'NOT'} {self.name}: {self.text}"
+
+
+#: Pod problems (:func:`_pod_problem`) that are steps on the way, not faults.
+_PASSING = ("Pending: not scheduled yet", "Pending: containers are being created", "Running but not Ready",
+            "Terminating")
+#: The pod problem of a pod nothing has acted on yet.
+_UNTOUCHED = "Pending: not scheduled yet"
 
 
 def _display(info: ResourceInfo, name: str) -> str:
@@ -94,20 +126,9 @@ def summarize(api: APIServer, applied: list[tuple[ResourceInfo, str | None, str]
         spec = obj.get("spec") or {}
         status = obj.get("status") or {}
         kind = info.kind
-        if kind in ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController"):
-            want = spec.get("replicas", 1)
-            ready = status.get("availableReplicas" if kind == "Deployment" else "readyReplicas", 0) or 0
-            ok = ready >= want and status.get("observedGeneration", 0) >= obj["metadata"].get("generation", 1)
-            what = "available" if kind == "Deployment" else "ready"
-            out.append(Outcome(label, ok, f"{ready}/{want} {what}"))
-            if not ok:
-                out.extend(_pod_outcomes(api, obj))
-        elif kind == "DaemonSet":
-            want = status.get("desiredNumberScheduled", 0)
-            ready = status.get("numberReady", 0)
-            out.append(Outcome(label, ready >= want, f"{ready}/{want} ready"))
-            if ready < want:
-                out.extend(_pod_outcomes(api, obj))
+        if kind in ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController", "DaemonSet"):
+            outcome = _workload(label, kind, obj)
+            out.extend(_with_pods(outcome, api, obj))
         elif kind == "Job":
             conds = {c.get("type"): c for c in status.get("conditions") or [] if c.get("status") == "True"}
             if "Complete" in conds:
@@ -116,14 +137,16 @@ def summarize(api: APIServer, applied: list[tuple[ResourceInfo, str | None, str]
                 c = conds["Failed"]
                 out.append(Outcome(label, False, f"Failed: {c.get('reason')}: {c.get('message', '')}"))
             else:
-                out.append(Outcome(label, False, f"running: {status.get('succeeded', 0)}/{spec.get('completions', 1)} completed"))
-                out.extend(_pod_outcomes(api, obj))
+                running = Outcome(label, False, f"running: {status.get('succeeded', 0)}/{spec.get('completions', 1)} completed",
+                                  progressing=True)
+                out.extend(_with_pods(running, api, obj))
         elif kind == "CronJob":
             out.append(Outcome(label, True, f"schedule {spec.get('schedule')!r}, {len(status.get('active') or [])} active"))
         elif kind == "Pod":
             problem = _pod_problem(api, obj)
             phase = status.get("phase", "Pending")
-            out.append(Outcome(label, problem is None, phase if problem is None else problem))
+            out.append(Outcome(label, problem is None, phase if problem is None else problem,
+                               progressing=problem in _PASSING, fresh=problem == _UNTOUCHED))
         elif kind == "Service":
             ip = spec.get("clusterIP", "")
             ports = ",".join(f"{p['port']}:{p['nodePort']}" for p in spec.get("ports") or [] if p.get("nodePort"))
@@ -132,10 +155,57 @@ def summarize(api: APIServer, applied: list[tuple[ResourceInfo, str | None, str]
             out.append(Outcome(label, True, head + _endpoint_text(api, obj)))
         elif kind == "PersistentVolumeClaim":
             phase = status.get("phase", "Pending")
-            out.append(Outcome(label, phase == "Bound", phase))
+            out.append(Outcome(label, phase == "Bound", phase))  # no provisioner here: Pending stays
         else:
             out.append(Outcome(label, True, "created"))
     return out
+
+
+def _workload(label: str, kind: str, obj: dict[str, Any]) -> Outcome:
+    """A Deployment, ReplicaSet, ReplicationController, StatefulSet or DaemonSet, as rollout status sees it."""
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    generation = obj["metadata"].get("generation", 1)
+    if (status.get("observedGeneration") or 0) < generation:
+        return Outcome(label, False, "not yet synced by its controller", fresh=True)
+    strategy = spec.get("updateStrategy" if kind in ("StatefulSet", "DaemonSet") else "strategy") or {}
+    rolling = strategy.get("type", "RollingUpdate") == "RollingUpdate"
+    if kind == "DaemonSet":
+        want = status.get("desiredNumberScheduled", 0) or 0
+        ready = status.get("numberReady", 0) or 0
+        updated = (status.get("updatedNumberScheduled", 0) or 0) if rolling else want
+        text, lagging = f"{ready}/{want} ready", []
+        if updated < want:
+            lagging.append(f"{updated}/{want} updated")
+        return Outcome(label, ready >= want and not lagging, ", ".join([text, *lagging]), progressing=True)
+    want = spec.get("replicas", 1)
+    lagging = []
+    if kind == "Deployment":
+        ready = status.get("availableReplicas", 0) or 0
+        text = f"{ready}/{want} available"
+        updated = status.get("updatedReplicas", 0) or 0
+        old = (status.get("replicas", 0) or 0) - updated
+        if updated < want:
+            lagging.append(f"{updated}/{want} updated")
+        elif old > 0:
+            lagging.append(f"{old} old replica{'s' if old != 1 else ''} pending termination")
+        ok = ready >= want and not lagging
+        stalled = any(c.get("type") == "Progressing" and c.get("reason") == "ProgressDeadlineExceeded"
+                      for c in status.get("conditions") or [])
+        if not ok and spec.get("paused"):
+            lagging.append("paused")
+        elif not ok and stalled:
+            lagging.append("progress deadline exceeded")
+        return Outcome(label, ok, ", ".join([text, *lagging]),
+                       progressing=not (stalled or spec.get("paused")))
+    ready = status.get("readyReplicas", 0) or 0
+    text = f"{ready}/{want} ready"
+    if kind == "StatefulSet" and rolling and ready >= want:  # rollout status: readiness first
+        partition = (strategy.get("rollingUpdate") or {}).get("partition", 0) or 0
+        updated = status.get("updatedReplicas", 0) or 0
+        if updated < want - partition:
+            lagging.append(f"{updated}/{want} updated")
+    return Outcome(label, ready >= want and not lagging, ", ".join([text, *lagging]), progressing=True)
 
 
 def _endpoint_text(api: APIServer, svc: dict[str, Any]) -> str:
@@ -153,5 +223,22 @@ def _pod_outcomes(api: APIServer, owner: dict[str, Any]) -> list[Outcome]:
     for pod in _owned_pods(api, owner):
         problem = _pod_problem(api, pod)
         if problem is not None:
-            out.append(Outcome(f"  pod/{pod['metadata']['name']}", False, problem))
+            out.append(Outcome(f"  pod/{pod['metadata']['name']}", False, problem,
+                               progressing=problem in _PASSING, fresh=problem == _UNTOUCHED))
     return out
+
+
+def _with_pods(outcome: Outcome, api: APIServer, owner: dict[str, Any]) -> list[Outcome]:
+    """``outcome`` of a workload or Job, then (when it is not ok) a line per pod of it with a problem.
+
+    The owner is progressing only while none of its pods is stuck, and fresh
+    when one of its pods is.
+    """
+    if outcome.ok:
+        return [outcome]
+    pods = _pod_outcomes(api, owner)
+    if any(not p.progressing for p in pods):
+        outcome.progressing = outcome.fresh = False
+    elif any(p.fresh for p in pods):
+        outcome.progressing = outcome.fresh = True
+    return [outcome, *pods]

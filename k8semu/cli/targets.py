@@ -10,7 +10,9 @@ kubectl's commands that change the cluster (``delete``, ``label``, ``scale``,
   kubectl's error ``there is no need to specify a resource type as a
   separate argument …``);
 - ``-f FILE`` — the objects of manifests (type, namespace and name from each
-  document; the namespace must agree with ``-n`` when both are given);
+  document; the namespace must agree with ``-n`` when both are given), read
+  without client-side validation as kubectl's commands do, unless the
+  command has ``--validate`` (``replace``; :mod:`k8semu.cli.validate`);
 - ``TYPE -l SELECTOR`` / ``TYPE --all`` — a LIST of each type (in
   ``-n NS``, or every namespace with ``-A``), in the server's order.
 
@@ -28,11 +30,12 @@ from typing import Any, Awaitable, Callable, Iterable, TypeVar
 
 import attrs
 
-from ..api.manifest import ManifestError, load_manifests, resource_for
+from ..api.manifest import ManifestError, resource_for
 from ..api.resources import ResourceInfo, lookup
 from ..sim.runtime import Runtime
 from .durations import parse_duration
 from .session import open_cluster, run_session
+from .validate import field_validation, load
 
 __all__ = [
     "Target", "TargetError", "resolve", "resource_type", "split_type_name", "add_target_flags",
@@ -124,6 +127,7 @@ def resolve(
     namespace: str | None = None,
     all_namespaces: bool = False,
     field_selector: str | None = None,
+    validation: str = "Ignore",
 ) -> list[Target]:
     """Resolve a command's resource arguments into targets, as kubectl's builder.
 
@@ -135,6 +139,8 @@ def resolve(
         select_all: ``--all``.
         namespace: ``-n`` (None: ``default`` for names, the objects' own for files).
         all_namespaces: ``-A`` (lists span every namespace).
+        validation: how ``-f`` documents are read (:func:`k8semu.cli.validate.load`):
+            ``Ignore`` (no client-side validation) unless the command has ``--validate``.
 
     Returns:
         Targets in kubectl's order: files in document order; names as given;
@@ -151,7 +157,7 @@ def resolve(
         if positional:
             raise TargetError("when paths, URLs, or stdin is provided as input, you may not specify "
                               "resource arguments as well")
-        return _from_files(filenames, recursive, namespace)
+        return _from_files(filenames, recursive, namespace, validation)
     if not positional:
         raise TargetError(_NO_RESOURCES)
     if any("/" in a for a in positional):
@@ -185,11 +191,12 @@ def resolve(
     return out
 
 
-def _from_files(filenames: list[str], recursive: bool, namespace: str | None) -> list[Target]:
+def _from_files(filenames: list[str], recursive: bool, namespace: str | None,
+                validation: str = "Ignore") -> list[Target]:
     out = []
     for f in filenames:
         try:
-            docs = load_manifests(f, recursive=recursive)
+            docs = load(f, recursive=recursive, directive=validation)
         except ManifestError as e:
             raise TargetError(str(e)) from None
         for doc in docs:
@@ -244,6 +251,7 @@ def resolve_args(api: Any, args: argparse.Namespace, positional: list[str] | Non
         select_all=getattr(args, "select_all", False),
         namespace=getattr(args, "namespace", None),
         all_namespaces=getattr(args, "all_namespaces", False),
+        validation=field_validation(args.validate) if hasattr(args, "validate") else "Ignore",
     )
 
 
@@ -265,7 +273,7 @@ def run_write(args: argparse.Namespace, body: Callable[[Any, Runtime], Awaitable
     Raises:
         FileNotFoundError: no cluster (and not ``create``); ValueError: a bad ``--for``.
     """
-    run_for = parse_duration(args.run_for) if getattr(args, "run_for", None) else None
+    run_for = parse_duration(args.run_for, allow_negative=False) if getattr(args, "run_for", None) else None
     cluster = open_cluster(args, create=create)
     try:
         result, _ = run_session(cluster, lambda rt: body(cluster, rt), settle=settle, run_for=run_for)

@@ -3,7 +3,10 @@
 Nothing is asked of the API; the cluster simply lives for DURATION (``90s``,
 ``5m``, ``1h30m``): heartbeats, leases, probes, controllers' resyncs, node
 failures unfolding. Prints ``advanced 5m0s: virtual time is now 12m30s
-(revision 1234)``, durations as Go's ``time.Duration`` prints them.
+(revision 1234)``, durations as Go's ``time.Duration`` prints them. A
+negative duration (``advance -5s``) is a one-line error, exit code 1:
+``error: invalid duration "-5s": must not be negative (virtual time only
+moves forward)``; nothing is written.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     seconds = parse_duration(args.duration)
     if seconds < 0:
-        raise ValueError(f'invalid duration "{args.duration}": must not be negative')
+        raise ValueError(f'invalid duration "{args.duration}": must not be negative '
+                         "(virtual time only moves forward)")
     cluster = open_cluster(args)
     try:
         async def body(rt) -> None:

@@ -8,9 +8,20 @@ object is created, a present one gets a three-way strategic merge patch
 instead. Documents that fail do not stop their siblings; the exit code is 1
 when any failed.
 
-After applying, the cluster runs until it settles (or ``--for DURATION``),
+``--validate=strict|warn|ignore`` (``true``/``false``) is kubectl's
+(:mod:`k8semu.cli.validate`): strict by default (unknown fields refused by
+the server), warn (a ``Warning: unknown field "…"`` line each, applied
+anyway), ignore (no client-side check of ``apiVersion``/``kind``; unknown
+fields not refused).
+
+After applying, the cluster runs until it settles (or ``--for DURATION``)
 and a short summary says what converged, what did not and why, the virtual
-time it took and the wall time.
+time it took and the wall time. Each line is marked ``ok``, ``!!`` (not
+converged, and it will not by itself soon: a back-off, a failed scheduling)
+or, when the cluster was still changing at the end (``--for`` shorter than
+it needs, the settle limit reached, or an object that nothing has acted on
+yet: :attr:`k8semu.cli.summary.Outcome.fresh`), ``..`` for what is still on
+its way (``.. deployment.apps/web: 0/2 available (progressing)``).
 """
 
 from __future__ import annotations
@@ -23,12 +34,13 @@ from typing import Any
 
 from ...api import errors
 from ...api.apiserver import APPLY_PATCH, STRATEGIC_MERGE_PATCH
-from ...api.manifest import ManifestError, load_manifests, resource_for
+from ...api.manifest import ManifestError, resource_for
 from ...api.patch import create_three_way_merge_patch
 from ..durations import parse_duration
 from ..output import die, display_name, server_error
 from ..session import open_cluster, run_session
 from ..summary import summarize
+from ..validate import add_validate_flag, field_validation, load, unknown_field_warnings
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
@@ -44,6 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--for", dest="run_for", metavar="DURATION",
                    help="let this much virtual time pass instead of waiting to settle (e.g. 5m)")
     a.add_argument("-q", "--quiet", action="store_true", help="no convergence summary")
+    add_validate_flag(a)
     a.set_defaults(func=run)
 
 
@@ -104,12 +117,13 @@ def _go_json(value: Any) -> str:
 
 
 def apply_one(api: Any, info: Any, obj: dict[str, Any], ns: str | None, *, server_side: bool,
-              force: bool, dry: bool) -> str:
+              force: bool, dry: bool, validation: str = "Strict") -> str:
     """Apply one object; returns ``created`` / ``configured`` / ``unchanged`` / ``serverside-applied``.
 
     Client-side, as kubectl's ``applyOneObject``: GET the live object; if it is
     absent, create it (with the last-applied annotation); else send the
-    three-way strategic merge patch, if any.
+    three-way strategic merge patch, if any. ``validation`` is the requests'
+    ``fieldValidation`` (``Strict``, ``Warn``, ``Ignore``).
 
     Raises:
         ApplyError: the server refused a step (a StatusError: which step, for
@@ -128,7 +142,8 @@ def apply_one(api: Any, info: Any, obj: dict[str, Any], ns: str | None, *, serve
         current = api.get(info, name, namespace=ns)
     except errors.NotFound:
         try:
-            api.create(info, desired, namespace=ns, dry_run=dry, field_manager="kubectl-client-side-apply")
+            api.create(info, desired, namespace=ns, dry_run=dry, field_manager="kubectl-client-side-apply",
+                       field_validation=validation)
         except errors.StatusError as e:
             raise ApplyError(e, "creating", info, name, ns) from e
         return "created"
@@ -141,7 +156,7 @@ def apply_one(api: Any, info: Any, obj: dict[str, Any], ns: str | None, *, serve
         return "unchanged"
     try:
         api.patch(info, name, patch, STRATEGIC_MERGE_PATCH, namespace=ns, dry_run=dry,
-                  field_manager="kubectl-client-side-apply")
+                  field_manager="kubectl-client-side-apply", field_validation=validation)
     except errors.StatusError as e:
         raise ApplyError(e, "patching", info, name, ns, patch) from e
     return "configured"
@@ -149,11 +164,12 @@ def apply_one(api: Any, info: Any, obj: dict[str, Any], ns: str | None, *, serve
 
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
-    run_for = parse_duration(args.run_for) if args.run_for else None
+    run_for = parse_duration(args.run_for, allow_negative=False) if args.run_for else None
+    validation = field_validation(args.validate)
     docs = []
     try:
         for f in args.filename:
-            docs.extend(load_manifests(f, recursive=args.recursive))
+            docs.extend(load(f, recursive=args.recursive, directive=validation))
     except ManifestError as e:
         return die(str(e))
     if not docs:
@@ -183,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
         ns = (meta.get("namespace") or args.namespace or "default") if info.namespaced else None
         try:
             apply_one(cluster.api, info, obj, ns, server_side=args.server_side,
-                      force=args.force_conflicts, dry=True)
+                      force=args.force_conflicts, dry=True, validation=validation)
         except ApplyError as e:
             print(server_error(e, e.context(doc.source)), file=sys.stderr)
             failed += 1
@@ -198,9 +214,12 @@ def run(args: argparse.Namespace) -> int:
         api = cluster.api
         for doc, info, obj, ns in todo:
             name = (obj.get("metadata") or {}).get("name", "")
+            if validation == "Warn":  # the server's warnings, which kubectl prints as they arrive
+                for warning in unknown_field_warnings(obj):
+                    print(f"Warning: {warning}", file=sys.stderr)
             try:
                 verb = apply_one(api, info, obj, ns, server_side=args.server_side,
-                                 force=args.force_conflicts, dry=dry)
+                                 force=args.force_conflicts, dry=dry, validation=validation)
             except ApplyError as e:
                 print(server_error(e, e.context(doc.source)), file=sys.stderr)
                 failed += 1
@@ -209,14 +228,17 @@ def run(args: argparse.Namespace) -> int:
             applied.append((info, ns, name))
 
     _, settled = run_session(cluster, body, settle=not dry, run_for=run_for)
-    if not args.quiet and not dry and applied:
-        outcomes = summarize(cluster.api, applied)
+    outcomes = summarize(cluster.api, applied) if not dry and applied else []
+    if not args.quiet and outcomes:
         virtual = cluster.time - t0
         wall = time.perf_counter() - started
+        # something nothing has acted on yet means the cluster was not settled, whatever the run said
+        settled = settled and not any(o.fresh for o in outcomes)
         how = "settled" if settled else "still changing"
         print(f"\n{how} after {virtual:g}s of virtual time ({wall:.2f}s wall):")
         for o in outcomes:
-            mark = "ok " if o.ok else "!! "
-            print(f"  {mark}{o.name}: {o.text}")
+            on_its_way = o.progressing and not settled
+            mark = "ok " if o.ok else ".. " if on_its_way else "!! "
+            print(f"  {mark}{o.name}: {o.text}{' (progressing)' if on_its_way else ''}")
     cluster.close()
     return 1 if failed else 0

@@ -1,4 +1,11 @@
-"""``k8semu cluster create|info|delete``: the cluster file itself."""
+"""``k8semu cluster create|info|delete``: the cluster file itself.
+
+``cluster create`` makes one control-plane node (tainted
+``node-role.kubernetes.io/control-plane:NoSchedule``, so ordinary pods do not
+land there) plus ``--nodes N`` workers (default 3), or the nodes of
+``--config FILE``, and says so: ``cluster created: 1 control-plane node, 3
+workers (".k8semu/cluster.log", seed 0)``.
+"""
 
 from __future__ import annotations
 
@@ -11,10 +18,15 @@ from ..session import cluster_path, open_cluster
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    c = sub.add_parser("cluster", help="create, inspect or delete the cluster file")
+    c = sub.add_parser("cluster", help="create, inspect or delete the cluster file",
+                       description="create, inspect or delete the cluster file. 'cluster create' makes one "
+                                   "control-plane node (tainted NoSchedule: ordinary pods do not run there) "
+                                   "plus --nodes N worker nodes (default 3), or the nodes of --config FILE.")
     c.add_argument("action", choices=["create", "info", "delete"])
     c.add_argument("--seed", type=int, default=0, help="seed of the cluster's randomness (default 0)")
-    c.add_argument("--nodes", type=int, help="number of worker nodes (default 3, plus one control-plane node)")
+    c.add_argument("--nodes", type=int, metavar="N",
+                   help="number of worker nodes (default 3); a control-plane node is always added, "
+                        "so the cluster has N+1 nodes")
     c.add_argument("--config", help="cluster configuration file (YAML: nodes, sizes, labels, taints)")
     c.add_argument("--bare", action="store_true",
                    help="no kubeadm addons (CoreDNS, kube-proxy DaemonSet, static pods, leader election): faster")
@@ -29,9 +41,11 @@ def run(args: argparse.Namespace) -> int:
         if args.config:
             config = ClusterConfig.load(args.config)
         else:
+            if args.nodes is not None and args.nodes < 0:
+                return die(f"--nodes must be 0 or more (worker nodes), not {args.nodes}")
             config = ClusterConfig.default(3 if args.nodes is None else args.nodes)
         Cluster.create(path, seed=args.seed, config=config, kubeadm_addons=not args.bare).close()
-        print(f'cluster created at "{path}" with {len(config.nodes)} nodes (seed {args.seed})')
+        print(f'cluster created: {_node_counts(config.nodes)} ("{path}", seed {args.seed})')
         return 0
     if args.action == "delete":
         if not path.exists():
@@ -49,3 +63,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"objects:   {len(log)}")
     cluster.close()
     return 0
+
+
+def _node_counts(nodes) -> str:
+    """``1 control-plane node, 3 workers``: how many nodes of each role (both always named)."""
+    planes = sum(1 for n in nodes if n.role == "control-plane")
+    workers = len(nodes) - planes
+    return (f"{planes} control-plane node{'s' if planes != 1 else ''}, "
+            f"{workers} worker{'s' if workers != 1 else ''}")

@@ -4,7 +4,8 @@
 prints ``deployment.apps/web created``; a document that fails does not stop
 its siblings, and the server's refusal is printed as kubectl does
 (``Error from server (AlreadyExists): error when creating "web.yaml":
-deployments.apps "web" already exists``).
+deployments.apps "web" already exists``). ``--validate=strict|warn|ignore``
+as ``apply``'s (:mod:`k8semu.cli.validate`).
 
 The generators build exactly the objects kubectl 1.3x sends (including the
 ``creationTimestamp: null`` and empty ``resources: {}`` / ``strategy: {}`` /
@@ -35,12 +36,13 @@ import sys
 from typing import Any
 
 from ...api import errors
-from ...api.manifest import ManifestError, load_manifests, resource_for
+from ...api.manifest import ManifestError, resource_for
 from ...api.meta import random_suffix
 from ...api.resources import by_kind
 from ..output import die, display_name, server_error
 from ..parser import CommandParser
 from ..targets import add_run_flags, run_write
+from ..validate import add_validate_flag, field_validation, load, unknown_field_warnings
 
 FIELD_MANAGER = "kubectl-create"
 
@@ -52,6 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("-n", "--namespace", help="namespace (default: default)")
     c.add_argument("--dry-run", choices=["none", "client", "server"], default="none")
     add_run_flags(c)
+    add_validate_flag(c)
     gens = c.add_subparsers(dest="generator", metavar="KIND")
 
     def gen(name: str, *aliases: str, help: str) -> argparse.ArgumentParser:
@@ -314,10 +317,11 @@ def run(args: argparse.Namespace) -> int:
         return die("must specify one of -f and -k")
     if getattr(args, "gen_flags", None):
         _split_command(args)
+    validation = field_validation(args.validate)
     docs = []
     try:
         for f in args.filename:
-            docs.extend(load_manifests(f, recursive=args.recursive))
+            docs.extend(load(f, recursive=args.recursive, directive=validation))
     except ManifestError as e:
         return die(str(e))
     suffix = {"client": " (dry run)", "server": " (server dry run)"}.get(dry_run, "")
@@ -339,9 +343,13 @@ def run(args: argparse.Namespace) -> int:
             ns = None
             if info.namespaced:
                 ns = (obj.get("metadata") or {}).get("namespace") or args.namespace or "default"
+            if source is not None and validation == "Warn":
+                for warning in unknown_field_warnings(obj):
+                    print(f"Warning: {warning}", file=sys.stderr)
             try:
                 if dry_run != "client":
-                    api.create(info, obj, namespace=ns, dry_run=dry_run == "server", field_manager=FIELD_MANAGER)
+                    api.create(info, obj, namespace=ns, dry_run=dry_run == "server", field_manager=FIELD_MANAGER,
+                               field_validation=validation if source is not None else "Strict")
             except errors.StatusError as e:
                 context = f'error when creating "{source}": ' if source else ""
                 failures.append(server_error(e, context))

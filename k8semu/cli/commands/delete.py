@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     if args.select_all and args.selector:
         return die("cannot set --all and --selector at the same time")
     grace = grace_period(args)
-    timeout = parse_duration(args.timeout) or WAIT_LIMIT
+    timeout = parse_duration(args.timeout, allow_negative=False) or WAIT_LIMIT
     ignore_nf = args.ignore_not_found
     if ignore_nf is None:
         ignore_nf = bool(args.select_all or args.selector)

@@ -204,7 +204,7 @@ async def drain_node(api: Any, rt: Any, node: str, args: argparse.Namespace, tim
 
 
 def run(args: argparse.Namespace) -> int:
-    timeout = parse_duration(args.timeout) or WAIT_LIMIT
+    timeout = parse_duration(args.timeout, allow_negative=False) or WAIT_LIMIT
     failures: list[str] = []
 
     async def body(cluster, rt) -> None:

@@ -260,7 +260,7 @@ def run(args: argparse.Namespace) -> int:
 def _watch(cluster: Any, targets: list[tuple[ResourceInfo, list[str]]], args: argparse.Namespace) -> int:
     from ...api import selectors
 
-    duration = parse_duration(args.run_for)
+    duration = parse_duration(args.run_for, allow_negative=False)
     info, names = targets[0]
     ns = None if (args.all_namespaces or not info.namespaced) else args.namespace
     prefix = info.prefix(ns)

@@ -7,7 +7,8 @@ as ``Error from server (NotFound): error when replacing "web.yaml":
 deployments.apps "web" not found`` and the other documents go on.
 ``--force`` deletes each object, waits until it is gone, and creates it
 again (``deployment.apps "web" deleted`` then ``deployment.apps/web
-replaced``), as kubectl. Then the cluster settles (or runs ``--for``).
+replaced``), as kubectl. ``--validate=strict|warn|ignore`` as ``apply``'s
+(:mod:`k8semu.cli.validate`). Then the cluster settles (or runs ``--for``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import sys
 from ...api import errors
 from ..output import display_name, server_error
 from ..targets import add_run_flags, resolve_args, run_write
+from ..validate import add_validate_flag, field_validation, unknown_field_warnings
 
 FIELD_MANAGER = "kubectl-replace"
 
@@ -30,16 +32,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--force", action="store_true", help="delete and re-create the objects")
     r.add_argument("--grace-period", type=int, default=-1)
     add_run_flags(r)
+    add_validate_flag(r)
     r.set_defaults(func=run, resources=[])
 
 
 def run(args: argparse.Namespace) -> int:
     failures: list[str] = []
+    validation = field_validation(args.validate)
 
     async def body(cluster, rt) -> None:
         api = cluster.api
         for t in resolve_args(api, args):
             context = f'error when replacing "{t.source}": '
+            if validation == "Warn":
+                for warning in unknown_field_warnings(t.obj):
+                    print(f"Warning: {warning}", file=sys.stderr)
             try:
                 if args.force:
                     kind = t.info.kind.lower() + (f".{t.info.group}" if t.info.group else "")
@@ -58,9 +65,11 @@ def run(args: argparse.Namespace) -> int:
                         await rt.until(gone)
                     except errors.NotFound:
                         pass
-                    api.create(t.info, t.obj, namespace=t.namespace, field_manager=FIELD_MANAGER)
+                    api.create(t.info, t.obj, namespace=t.namespace, field_manager=FIELD_MANAGER,
+                               field_validation=validation)
                 else:
-                    api.update(t.info, t.obj, namespace=t.namespace, field_manager=FIELD_MANAGER)
+                    api.update(t.info, t.obj, namespace=t.namespace, field_manager=FIELD_MANAGER,
+                               field_validation=validation)
             except errors.StatusError as e:
                 failures.append(server_error(e, context))
                 continue

@@ -150,7 +150,7 @@ def rollout_status(obj: dict[str, Any], revision: int = 0) -> tuple[str, bool]:
 
 
 def run_status(args: argparse.Namespace) -> int:
-    timeout = parse_duration(args.timeout) or WAIT_LIMIT
+    timeout = parse_duration(args.timeout, allow_negative=False) or WAIT_LIMIT
     failures: list[str] = []
 
     async def body(cluster, rt) -> None:

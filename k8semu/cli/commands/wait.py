@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         check = _checker(args.condition)
         targets = parse_targets(args.resources)
-        timeout = parse_duration(args.timeout)
+        timeout = parse_duration(args.timeout, allow_negative=False)
     except UnknownType as e:
         return die(str(e))
     cluster = open_cluster(args)

@@ -1,0 +1,167 @@
+"""How long a k8semu command lets the cluster run, and what ``apply``'s summary then says.
+
+A command that changes the cluster runs it until it settles, at most for the settle limit
+(10 minutes of virtual time), or for exactly ``--for DURATION``. The summary of ``apply`` must
+describe the state reached honestly: a workload its controller has not synced yet is not
+``0/0 ready``, a rollout under way is not converged, and what is still on its way when the run
+ended early is marked ``..`` / ``(progressing)`` rather than ``!!``. A cluster that never settles
+makes the command say so on stderr, with what is still changing, without changing its exit code.
+
+The ``k`` fixture (a :class:`conftest.Kubectl` on a copy of the prepared lab cluster: one
+control-plane node, three workers, Deployment and Service ``web``) is in ``conftest.py``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from k8semu.api.manifest import load_manifests, resource_for
+from k8semu.cli.summary import summarize
+from k8semu.sim.cluster import Cluster
+
+MANIFESTS = Path(__file__).resolve().parents[1] / "manifests"
+DAEMONSET = str(MANIFESTS / "daemonset.yaml")
+WEB = str(MANIFESTS / "web.yaml")
+
+LOOPER = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: looper
+spec:
+  containers:
+  - name: app
+    image: busybox:1.37
+    command: ["sh", "-c", "while true; do echo tick; sleep 5; done"]
+"""
+
+NOT_SETTLED = re.compile(
+    r"Warning: the cluster did not settle within 10m0s of virtual time \(the limit of a command; "
+    r"--for DURATION runs a fixed span instead\); still changing: (.*)")
+
+
+def _header(line: str) -> str:
+    """``settled after 11s of virtual time (1.20s wall):`` without its numbers."""
+    return re.sub(r"[0-9.]+s", "Ns", line)
+
+
+# --------------------------------------------------------------------------- apply's summary
+
+def test_apply_of_a_daemonset_reports_the_settled_state(k):
+    # on this cluster the first run ends one step early (the pods created, not yet scheduled):
+    # apply lets it settle again, in sessions of their own, and the log still replays identically
+    rc, out, err = k("apply", "-f", DAEMONSET)
+    assert (rc, err) == (0, [])
+    assert out[:2] == ["daemonset.apps/node-agent created", ""]
+    assert _header(out[2]) == "settled after Ns of virtual time (Ns wall):"
+    assert out[3:] == ["  ok daemonset.apps/node-agent: 4/4 ready"]
+    rc, out, _ = k("replay", str(k.path))
+    assert rc == 0 and out[0].startswith("identical (")
+
+
+def test_a_daemonset_cut_short_is_progressing_never_0_of_0(k):
+    rc, out, err = k("apply", "-f", DAEMONSET, "--for", "0s")
+    assert (rc, err) == (0, [])
+    assert _header(out[2]) == "still changing after Ns of virtual time (Ns wall):"
+    assert re.fullmatch(r"  \.\. daemonset\.apps/node-agent: 0/4 ready.* \(progressing\)", out[3]), out[3]
+    assert all(line.startswith("  ..   pod/node-agent-") for line in out[4:]), out
+    assert not any("0/0" in line for line in out)
+
+
+def test_a_workload_its_controller_has_not_synced_says_so(tmp_path):
+    cluster = Cluster.create(tmp_path / "c.log")
+    try:
+        doc = load_manifests(DAEMONSET)[0]
+        info = resource_for(doc)
+        cluster.api.create(info, doc.obj, namespace="kube-system")
+        [line] = summarize(cluster.api, [(info, "kube-system", "node-agent")])
+    finally:
+        cluster.close()
+    assert (line.ok, line.progressing, line.text) == (False, True, "not yet synced by its controller")
+
+
+def test_a_daemonset_on_its_way_is_progressing_then_settled_it_is_ready_on_every_node(k):
+    rc, out, _ = k("apply", "-f", DAEMONSET, "--for", "1s")
+    assert rc == 0
+    assert _header(out[2]) == "still changing after Ns of virtual time (Ns wall):"
+    assert out[3] == "  .. daemonset.apps/node-agent: 0/4 ready (progressing)"
+    pods = out[4:]
+    assert len(pods) == 4 and all(
+        re.fullmatch(r"  \.\.   pod/node-agent-\w{5}: Pending: containers are being created \(progressing\)", p)
+        for p in pods), pods
+    rc, out, err = k("apply", "-f", DAEMONSET)
+    assert (rc, err) == (0, [])
+    assert out[0] == "daemonset.apps/node-agent unchanged"
+    assert _header(out[2]) == "settled after Ns of virtual time (Ns wall):"
+    assert out[3:] == ["  ok daemonset.apps/node-agent: 4/4 ready"]
+
+
+def test_a_rollout_under_way_is_not_reported_as_converged(k, tmp_path):
+    newer = tmp_path / "web.yaml"
+    newer.write_text(Path(WEB).read_text().replace("image: nginx:1.30-alpine", "image: nginx:1.31-alpine"))
+    rc, out, _ = k("apply", "-f", str(newer), "--for", "1s")
+    assert rc == 0 and out[:3] == ["deployment.apps/web configured", "service/web unchanged", ""]
+    # the two old pods are still available, but only one new one exists: not "ok 2/2 available"
+    assert out[4] == "  .. deployment.apps/web: 2/2 available, 1/2 updated (progressing)"
+    rc, out, _ = k("apply", "-f", str(newer))
+    assert _header(out[3]) == "settled after Ns of virtual time (Ns wall):"
+    assert out[4] == "  ok deployment.apps/web: 2/2 available"
+
+
+def test_after_settling_what_is_stuck_stays_marked_stuck(k, tmp_path):
+    f = tmp_path / "bad.yaml"
+    f.write_text(Path(WEB).read_text().replace("image: nginx:1.30-alpine", "image: nginx:does-not-exist"))
+    rc, out, _ = k("apply", "-f", str(f))
+    assert rc == 0 and _header(out[3]) == "settled after Ns of virtual time (Ns wall):"
+    assert out[4] == "  !! deployment.apps/web: 2/2 available, 1/2 updated"
+    assert re.fullmatch(r'  !!   pod/web-\w+-\w{5}: ImagePullBackOff: Back-off pulling image "nginx:does-not-exist"',
+                        out[5])
+
+
+# --------------------------------------------------------------------------- the settle limit
+
+@pytest.fixture
+def looping(k, tmp_path):
+    """The lab plus a pod whose container logs every 5 s forever: the cluster never settles."""
+    f = tmp_path / "looper.yaml"
+    f.write_text(LOOPER)
+    rc, out, err = k("apply", "-f", str(f), "--for", "30s", "-q")
+    assert (rc, out, err) == (0, ["pod/looper created"], [])
+    return k
+
+
+def test_a_command_on_a_cluster_that_never_settles_says_so_and_what_is_changing(looping):
+    k = looping
+    rc, out, err = k("label", "pod", "looper", "tier=demo")
+    assert (rc, out) == (0, ["pod/looper labeled"])  # the exit code is the command's own
+    assert len(err) == 1, err
+    m = NOT_SETTLED.fullmatch(err[0])
+    assert m, err[0]
+    assert re.fullmatch(r"pod/looper \(kubelet/node-\d\)", m.group(1))
+
+
+def test_apply_on_a_cluster_that_never_settles_warns_and_its_summary_says_still_changing(looping, tmp_path):
+    k = looping
+    rc, out, err = k("apply", "-f", WEB)
+    assert rc == 0 and len(err) == 1 and NOT_SETTLED.fullmatch(err[0])
+    assert _header(out[3]) == "still changing after Ns of virtual time (Ns wall):"
+    assert out[4] == "  ok deployment.apps/web: 2/2 available"
+
+
+def test_for_bounds_a_command_on_a_cluster_that_never_settles(looping):
+    k = looping
+    rc, out, err = k("label", "pod", "looper", "tier=demo", "--for", "20s")
+    assert (rc, out, err) == (0, ["pod/looper labeled"], [])
+    rc, out, err = k("annotate", "pod", "looper", "note=x")
+    assert rc == 0 and len(err) == 1 and NOT_SETTLED.fullmatch(err[0])
+
+
+def test_a_negative_for_is_a_one_line_error(k):
+    before = k.path.read_bytes()
+    assert k("label", "pod", "-l", "app=web", "x=y", "--for", "-1m") == (
+        1, [], ['error: invalid duration "-1m": must not be negative'])
+    assert k("apply", "-f", WEB, "--for=-5s") == (1, [], ['error: invalid duration "-5s": must not be negative'])
+    assert k.path.read_bytes() == before
