@@ -504,6 +504,8 @@ def main() -> int:
                    help="instead of the phases, a mixed run of this many seconds sampling the server's RSS")
     p.add_argument("--rss-every", type=float, default=10.0, help="RSS sampling period in seconds (default 10)")
     p.add_argument("--profile", metavar="FILE", help="run the server under cProfile, writing FILE")
+    p.add_argument("--etcd-compaction-interval", default="5m", metavar="DURATION",
+                   help="passed to serve (default 5m, serve's own default)")
     args = p.parse_args()
 
     # N watches need N sockets on each side (children inherit the limit)
@@ -516,7 +518,8 @@ def main() -> int:
     OUT.mkdir(parents=True)
     prof = ["-m", "cProfile", "-o", str(Path(args.profile).resolve())] if args.profile else []
     cmd = [sys.executable, *prof, "-m", "k8semu.cli.main", "--cluster", str(OUT / "cluster.log"), "serve",
-           "--port", "0", "--insecure-http", "--kubeconfig", str(OUT / "kubeconfig")]
+           "--port", "0", "--insecure-http", "--kubeconfig", str(OUT / "kubeconfig"),
+           "--etcd-compaction-interval", args.etcd_compaction_interval]
     global SERVER
     errf = open(OUT / "serve.stderr", "w")
     proc = SERVER = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errf, text=True)

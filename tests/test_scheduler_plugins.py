@@ -340,6 +340,28 @@ def test_soft_topology_spread_score_formula():
     assert scores_of(r, "PodTopologySpread") == {"a": (3, 0), "b": (0, 100)}
 
 
+def test_soft_topology_spread_counts_only_included_nodes():
+    # zone z1 holds two matching pods, on nodes a (disk=ssd) and c (tainted); z2 one, on b
+    taint = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]
+    nodes = [make_node("a", labels={"zone": "z1", "disk": "ssd"}), make_node("b", labels={"zone": "z2", "disk": "ssd"}),
+             make_node("c", labels={"zone": "z1"}, taints=taint)]
+    pods = [make_pod("x", node="a", labels={"foo": "bar"}), make_pod("y", node="c", labels={"foo": "bar"}),
+            make_pod("z", node="b", labels={"foo": "bar"})]
+    soft = {**_spread("zone"), "whenUnsatisfiable": "ScheduleAnyway"}
+
+    def raw(constraint, **spec):
+        r = schedule(nodes, pods, make_pod("p", labels={"foo": "bar"}, topologySpreadConstraints=[constraint], **spec))
+        return {n: v[0] for n, v in scores_of(r, "PodTopologySpread").items()}
+
+    # defaults (nodeAffinityPolicy Honor, nodeTaintsPolicy Ignore), no node selector: z1 counts 2, z2 1
+    assert raw(soft) == {"a": 3, "b": 1}  # round(2 * log 4), round(1 * log 4)
+    # taints honoured: c's pod no longer counts for z1
+    assert raw({**soft, "nodeTaintsPolicy": "Honor"}) == {"a": 1, "b": 1}
+    # node affinity honoured: only disk=ssd nodes count (c has no disk label)
+    assert raw(soft, nodeSelector={"disk": "ssd"}) == {"a": 1, "b": 1}
+    assert raw({**soft, "nodeAffinityPolicy": "Ignore"}, nodeSelector={"disk": "ssd"}) == {"a": 3, "b": 1}
+
+
 # --- InterPodAffinity ---------------------------------------------------------------------------------------
 
 def _term(labels, key="kubernetes.io/hostname", **extra):

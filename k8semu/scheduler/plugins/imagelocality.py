@@ -37,24 +37,32 @@ class ImageLocality:
         pass
 
     def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
-        if not node_info.images:
-            return 0, None  # calculate_priority(0, n) is 0
-        spec = pod.pod.get("spec") or {}
-        containers = list(spec.get("initContainers") or ()) + list(spec.get("containers") or ())
-        snapshot = state.snapshot
-        total_nodes = len(snapshot)
-        s = 0
-        if node_info.images and total_nodes:
-            for c in containers:
-                name = normalized_image_name(c.get("image") or "")
-                size = node_info.images.get(name)
-                if size is not None:
-                    spread = snapshot.image_num_nodes.get(name, 0) / total_nodes
-                    s += int(size * spread)
-        return calculate_priority(s, len(containers)), None
+        return self.score_nodes(state, pod, [node_info])[0], None
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
-        """:meth:`score` for every node (nodes without images score 0 without a lookup)."""
-        if not state.snapshot.image_num_nodes or not any(map(_IMAGES, nodes)):
+        """:meth:`score` for every node: the pod's image names and each image's spread
+        (nodes having it / all nodes) are worked out once per cycle, not once per node;
+        nodes without images score 0 (``calculate_priority(0, n)``)."""
+        snapshot = state.snapshot
+        total_nodes = len(snapshot)
+        if not total_nodes or not snapshot.image_num_nodes or not any(map(_IMAGES, nodes)):
             return [0] * len(nodes)
-        return [self.score(state, pod, ni)[0] if ni.images else 0 for ni in nodes]
+        spec = pod.pod.get("spec") or {}
+        containers = list(spec.get("initContainers") or ()) + list(spec.get("containers") or ())
+        # one entry per container (a container's image counts once per container, as upstream)
+        wanted = [(name, snapshot.image_num_nodes.get(name, 0) / total_nodes)
+                  for name in (normalized_image_name(c.get("image") or "") for c in containers)]
+        n = len(containers)
+        out = []
+        for ni in nodes:
+            images = ni.images
+            if not images:
+                out.append(0)
+                continue
+            s = 0
+            for name, spread in wanted:
+                size = images.get(name)
+                if size is not None:
+                    s += int(size * spread)
+            out.append(calculate_priority(s, n))
+        return out

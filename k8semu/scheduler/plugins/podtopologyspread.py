@@ -394,17 +394,25 @@ class PodTopologySpread:
             counts = self._matching.map((ns, str(sel), sel.nothing), infos,
                                         lambda ni, sel=sel, ns=ns: _count_matching(ni.pods, sel, ns))
             s.node_counts.append(dict(zip(names, counts)))
-        for ni in infos:
-            if require_all and not _labels_have_keys(ni.labels, s.constraints):
-                continue
-            node = ni.node or {}
-            for i, c in enumerate(s.constraints):
-                if not c.match_node_inclusion(pod, node, req):
+        # per-domain sums for the constraints scored by domain (hostname ones read node_counts);
+        # the inclusion policies are checked only where they can exclude a node
+        everywhere = req.selector == {} and req.terms is None
+        by_domain = [(c.topology_key, s.node_counts[i], c,
+                      c.node_taints_policy != "Honor" and (everywhere or c.node_affinity_policy != "Honor"))
+                     for i, c in enumerate(s.constraints) if c.topology_key != HOSTNAME]
+        pair_count = s.pair_count
+        if by_domain:
+            for ni in infos:
+                labels = ni.labels
+                if require_all and not _labels_have_keys(labels, s.constraints):
                     continue
-                pair = (c.topology_key, ni.labels.get(c.topology_key, ""))
-                if pair not in s.pair_count:
-                    continue
-                s.pair_count[pair] += s.node_counts[i][ni.name]
+                for key, counts, c, included in by_domain:
+                    pair = (key, labels.get(key, ""))
+                    if pair not in pair_count:
+                        continue
+                    if not included and not c.match_node_inclusion(pod, ni.node or {}, req):
+                        continue
+                    pair_count[pair] += counts[ni.name]
         state.write(_PRE_SCORE_KEY, s)
         return None
 
