@@ -423,3 +423,20 @@ def test_node_status_images_are_the_largest_50_with_digest_then_tags():
     assert [img["sizeBytes"] for img in listed] == sorted(sizes.values(), reverse=True)[:50]
     assert listed[0] == {"names": [f"docker.io/library/app{big}@sha256:{big:064x}", f"docker.io/library/app{big}:1.0",
                                    f"docker.io/library/app{big}:latest"], "sizeBytes": sizes[big]}
+
+
+def test_events_about_one_object_at_one_instant_are_all_kept():
+    # virtual time puts many events about one object at the same nanosecond: each gets the
+    # next free name (<object>.<hex ns>) instead of failing creates and, after 8, being dropped
+    from k8semu.api.apiserver import RequestContext
+    from k8semu.client.events import NORMAL, EventRecorder
+
+    cluster = Cluster.create(None, seed=1)
+    api = cluster.api
+    rec = EventRecorder(api, RequestContext(actor="test-controller"), "test-controller")
+    pod = {"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "p", "namespace": "default", "uid": "u"}}
+    names = [rec.event(pod, NORMAL, f"Reason{i}", f"message {i}")["metadata"]["name"] for i in range(12)]
+    assert len(set(names)) == 12
+    first = int(names[0].split(".")[1], 16)
+    assert names == [f"p.{first + i:x}" for i in range(12)]
+    assert len(api.list("events", namespace="default")["items"]) == 12
