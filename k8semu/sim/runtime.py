@@ -33,6 +33,7 @@ name, e.g. ``kubelet/node-1``, ``kube-scheduler``):
 
 from __future__ import annotations
 
+import gc
 from typing import Any, Awaitable, Callable, TypeVar
 
 import trio
@@ -243,4 +244,17 @@ def run_cluster(cluster: Any, body: Callable[[Runtime], Awaitable[T]],
     """
     runtime = Runtime(cluster, factories)
     seed = (int(cluster.seed) * 1_000_003 + cluster.log.revision) & 0xFFFFFFFF
-    return run_virtual(runtime._run, body, seed=seed, clock=cluster.clock)
+    # The cluster's objects are JSON dicts, acyclic and long-lived: with the default
+    # thresholds the cyclic collector's full passes over them took ~20 % of the CPU of a
+    # 400-pod apply; collecting less often saves ~10 % (reference counting still frees
+    # every acyclic object at once).
+    thresholds = gc.get_threshold()
+    gc.set_threshold(*_GC_THRESHOLDS)
+    try:
+        return run_virtual(runtime._run, body, seed=seed, clock=cluster.clock)
+    finally:
+        gc.set_threshold(*thresholds)
+
+
+#: gen0 allocations, gen0 runs per gen1, gen1 runs per full collection (CPython: 700, 10, 10)
+_GC_THRESHOLDS = (10_000, 20, 100)
