@@ -622,5 +622,5 @@ def server_side_apply(
         return live
     if not info.namespaced:
         new = {**new, "metadata": {k: v for k, v in _meta(new).items() if k != "namespace"}}
-    server._decode(info, new, "Strict")
+    server._decode(info, new, "Strict", ctx)
     return server._write_update(info, ns, name, new, rec, subresource, ctx, dry_run, field_manager=APPLIED)

@@ -42,7 +42,10 @@ Two ways of turning objects into sets mirror SMD:
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from typing import Any, Iterable, NamedTuple
+
+import orjson
 
 __all__ = [
     "Path",
@@ -332,6 +335,20 @@ def _index_items(items: list, lt: ListType, path: Path) -> dict[str, Any]:
 # --------------------------------------------------------------------------- FieldsV1
 
 
+# Every write re-encodes each manager's field set and the next write decodes it again; most
+# managers' sets do not change between writes, so both directions are remembered (as JSON
+# bytes: callers get a fresh document they may keep in an object).
+_MEMO_SIZE = 4096
+_TO_V1: OrderedDict[FieldSet, bytes] = OrderedDict()
+_FROM_V1: OrderedDict[bytes, FieldSet] = OrderedDict()
+
+
+def _remember(memo: OrderedDict, key: Any, value: Any) -> None:
+    memo[key] = value
+    if len(memo) > _MEMO_SIZE:
+        memo.popitem(last=False)
+
+
 def to_fieldsv1(paths: Iterable[Path]) -> dict[str, Any]:
     """The ``FieldsV1`` document of a field set.
 
@@ -339,6 +356,19 @@ def to_fieldsv1(paths: Iterable[Path]) -> dict[str, Any]:
     a member with nothing below it is ``{}``, a member with children gets
     ``".": {}`` beside them.
     """
+    if isinstance(paths, frozenset):
+        raw = _TO_V1.get(paths)
+        if raw is None:
+            doc = _to_fieldsv1(paths)
+            raw = orjson.dumps(doc)
+            _remember(_TO_V1, paths, raw)
+            _remember(_FROM_V1, raw, paths)
+            return doc
+        return orjson.loads(raw)
+    return _to_fieldsv1(paths)
+
+
+def _to_fieldsv1(paths: Iterable[Path]) -> dict[str, Any]:
     root: dict[str, Any] = {}
     members: set[Path] = set()
     for p in paths:
@@ -369,6 +399,20 @@ def from_fieldsv1(doc: dict[str, Any]) -> FieldSet:
         ValueError: the document is not a JSON object of objects, or a key
             is not a known path element.
     """
+    try:
+        raw = orjson.dumps(doc)
+    except TypeError:
+        raw = None
+    if raw is not None:
+        fields = _FROM_V1.get(raw)
+        if fields is None:
+            fields = _from_fieldsv1(doc)
+            _remember(_FROM_V1, raw, fields)
+        return fields
+    return _from_fieldsv1(doc)
+
+
+def _from_fieldsv1(doc: Any) -> FieldSet:
     out: set[Path] = set()
 
     def walk(node: Any, path: Path) -> None:

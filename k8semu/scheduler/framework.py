@@ -867,12 +867,15 @@ class Framework:
         statuses = diagnosis.node_to_status
         nodes = snapshot.node_infos
         if pre_res.node_names is not None:
+            # one status for every node the PreFilter result leaves out, as upstream's
+            # SetAbsentNodesStatus (a DaemonSet pod's affinity names one node of thousands)
+            absent = Status.unresolvable("node is filtered out by the prefilter result")
             kept = []
             for ni in nodes:
                 if ni.name in pre_res.node_names:
                     kept.append(ni)
                 else:
-                    statuses[ni.name] = Status.unresolvable("node is filtered out by the prefilter result")
+                    statuses[ni.name] = absent
             nodes = kept
         n = len(nodes)
         if n == 0:

@@ -417,8 +417,8 @@ class PodTopologySpread:
         return None
 
     def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
-        s: _PreScoreState = state.read(_PRE_SCORE_KEY)
-        if node_info.name in s.ignored:
+        s: _PreScoreState | None = state.read(_PRE_SCORE_KEY)
+        if s is None or node_info.name in s.ignored:
             return 0, None
         total = 0.0
         for i, c in enumerate(s.constraints):
@@ -433,6 +433,50 @@ class PodTopologySpread:
                 cnt = s.pair_count.get((c.topology_key, value), 0)
             total += cnt * s.weights[i] + (c.max_skew - 1)
         return _go_round(total), None
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[int]:
+        """:meth:`score` for every node of the cycle (the same arithmetic, without a call
+        and a Status per node)."""
+        s: _PreScoreState | None = state.read(_PRE_SCORE_KEY)
+        if s is None:  # PreScore skipped (no constraint): the framework does not score
+            return [0] * len(nodes)
+        ignored, weights, counts, pairs = s.ignored, s.weights, s.node_counts, s.pair_count
+        plan = [(c.topology_key, c.topology_key == HOSTNAME, counts[i], weights[i], c.max_skew - 1, c)
+                for i, c in enumerate(s.constraints)]
+        out = []
+        for ni in nodes:
+            name = ni.name
+            if name in ignored:
+                out.append(0)
+                continue
+            labels = ni.labels
+            total = 0.0
+            for key, by_host, node_counts, weight, extra, c in plan:
+                value = labels.get(key)
+                if value is None:
+                    continue
+                if by_host:
+                    cnt = node_counts.get(name)
+                    if cnt is None:  # a node outside the snapshot's list
+                        cnt = _count_matching(ni.pods, c.selector, pod.namespace)
+                else:
+                    cnt = pairs.get((key, value), 0)
+                total += cnt * weight + extra
+            out.append(_go_round(total))
+        return out
+
+    def normalize_scores(self, state: CycleState, pod: PodInfo, names: Sequence[str], raw: list[int]) -> list[int]:
+        """:meth:`normalize_score` on plain lists (node names and raw scores, in order)."""
+        s: _PreScoreState | None = state.read(_PRE_SCORE_KEY)
+        if s is None:
+            return raw
+        ignored = s.ignored
+        valid = [x for n, x in zip(names, raw) if n not in ignored]
+        lo = min(valid, default=_INF)
+        hi = max(max(valid, default=0), 0)
+        if hi == 0:
+            return [0 if n in ignored else MAX_NODE_SCORE for n in names]
+        return [0 if n in ignored else MAX_NODE_SCORE * (hi + lo - x) // hi for n, x in zip(names, raw)]
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
         s: _PreScoreState | None = state.read(_PRE_SCORE_KEY)
