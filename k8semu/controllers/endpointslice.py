@@ -150,13 +150,14 @@ def _endpoint_key(ep: Obj) -> tuple:
     return (tuple(sorted(ep.get("addresses") or ())), ref.get("namespace") or "", ref.get("name") or "")
 
 
-def desired_endpoints(svc: Obj, pods: list[Obj], nodes: dict[str, Obj]
+def desired_endpoints(svc: Obj, pods: list[Obj], nodes: Any
                       ) -> tuple[dict[tuple, tuple[list[Obj], dict[tuple, Obj]]], list[str]]:
     """Group the endpoints the Service should have by their port list.
 
     Args:
         svc: the Service. pods: candidate pods (already selected), in key order.
-        nodes: node name -> Node, for zones and to skip pods on unknown nodes.
+        nodes: anything with ``get(node name) -> Node | None`` (a dict, or the Node
+            informer's indexer), for zones and to skip pods on unknown nodes.
 
     Returns:
         ``({ports_key: (ports, {endpoint_key: endpoint})}, missing)`` where
@@ -457,8 +458,7 @@ class EndpointSliceController(Component):
             raise _StaleCache(f"EndpointSlice informer cache is out of date for Service {key}")
         selector = selector_from_set(service_selector(svc))
         pods = self.pods.indexer.select(ns or "", selector)
-        nodes = {n["metadata"]["name"]: n for n in self.nodes.indexer.list()}
-        desired, missing = desired_endpoints(svc, pods, nodes)
+        desired, missing = desired_endpoints(svc, pods, self.nodes.indexer)  # Nodes keyed by name
         existing = self.slices.indexer.by_index("service", key)
         trigger = self.triggers.compute(svc, pods)
         changes = reconcile(svc, existing, desired, self.max_per_slice)
