@@ -9,6 +9,8 @@ subresources).
 
 from __future__ import annotations
 
+import functools
+
 import attrs
 
 __all__ = ["ResourceInfo", "RESOURCES", "by_kind", "by_resource", "lookup", "NoKindMatch"]
@@ -167,6 +169,12 @@ def lookup(name: str) -> list[ResourceInfo]:
     Returns every match (``events`` matches core and events.k8s.io; the core
     one comes first, as kubectl prefers it).
     """
+    return list(_lookup(name))
+
+
+@functools.lru_cache(maxsize=1024)
+def _lookup(name: str) -> tuple[ResourceInfo, ...]:
+    """:func:`lookup`, remembered (components resolve their resources on every request)."""
     n = name.lower()
     group = None
     if "." in n:
@@ -177,4 +185,4 @@ def lookup(name: str) -> list[ResourceInfo]:
             continue
         if n in (r.plural, r.singular) or n in r.short_names:
             out.append(r)
-    return out
+    return tuple(out)
