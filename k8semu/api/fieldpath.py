@@ -294,10 +294,14 @@ def _cmp(old: Any, new: Any, path: Path, names: tuple[str, ...], kind: str,
          added: set[Path], modified: set[Path], removed: set[Path]) -> None:
     if isinstance(old, dict) and isinstance(new, dict) and not is_atomic_map(kind, names):
         for k in list(old) + [k for k in new if k not in old]:
-            p, n = path + ("f:" + k,), names + (k,)
             if k in old and k in new:
-                _cmp(old[k], new[k], p, n, kind, added, modified, removed)
-            elif k in _ZERO_STRUCTS and isinstance(old.get(k, new.get(k)), dict):
+                o, v = old[k], new[k]
+                if o is v or o == v:  # an equal subtree has no change (C-level equality: cheap)
+                    continue
+                _cmp(o, v, path + ("f:" + k,), names + (k,), kind, added, modified, removed)
+                continue
+            p, n = path + ("f:" + k,), names + (k,)
+            if k in _ZERO_STRUCTS and isinstance(old.get(k, new.get(k)), dict):
                 # Go's zero value already holds this struct, empty
                 _cmp(old.get(k, {}), new.get(k, {}), p, n, kind, added, modified, removed)
             elif k in _ZERO_NULL_LISTS and isinstance(old.get(k, new.get(k)), list):
