@@ -27,7 +27,7 @@ from ...api.meta import controller_of
 from ...api.selectors import selector_from_label_selector
 from ...client.component import Component
 from ...client.events import EventRecorder
-from ...client.informer import EventHandler, meta_namespace_key
+from ...client.informer import LABELS_INDEX, EventHandler, label_index, meta_namespace_key
 from ..controller_utils import claim_objects
 from . import sync as sync_mod
 from .recreate import rollout_recreate
@@ -111,7 +111,7 @@ class DeploymentController(Component):
         self.client = ApiClient(self)
         self.d_informer = self.informer("deployments.apps")
         self.rs_informer = self.informer("replicasets.apps")
-        self.pod_informer = self.informer("pods")
+        self.pod_informer = self.informer("pods", indexers={LABELS_INDEX: label_index})
         self.q = self.queue()
         self.d_informer.add_event_handler(EventHandler(
             on_add=self._enqueue, on_update=lambda old, cur: self._enqueue(cur), on_delete=self._enqueue))
@@ -229,9 +229,7 @@ class DeploymentController(Component):
         """``getPodMapForDeployment``: ReplicaSet uid -> its pods matching the selector."""
         sel = _selector(d)
         out: dict[str, list[Obj]] = {rs["metadata"]["uid"]: [] for rs in rs_list}
-        for pod in self.pod_informer.indexer.by_index("namespace", d["metadata"]["namespace"]):
-            if not sel.matches(pod["metadata"].get("labels") or {}):
-                continue
+        for pod in self.pod_informer.indexer.select(d["metadata"]["namespace"], sel):
             ref = controller_of(pod)
             if ref is not None and ref.get("uid") in out:
                 out[ref["uid"]].append(pod)
