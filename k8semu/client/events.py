@@ -41,6 +41,9 @@ class EventRecorder:
         self.component = component
         self.host = host
         self._seen: dict[tuple, tuple[str, str, int, float]] = {}
+        # names this recorder took at the current instant: (namespace, object name) -> next nanos
+        self._taken_at: int | None = None
+        self._taken: dict[tuple[str, str], int] = {}
 
     def event(self, obj: dict[str, Any], type_: str, reason: str, message: str,
               field_path: str | None = None) -> dict[str, Any] | None:
@@ -104,8 +107,13 @@ class EventRecorder:
             return None  # events are best effort, as upstream's recorder
 
     def _free_nanos(self, ns: str, name: str, nanos: int) -> int:
-        """The first ``n >= nanos`` such that no Event ``<name>.<hex n>`` exists in ``ns``."""
+        """The first ``n >= nanos`` such that no Event ``<name>.<hex n>`` exists in ``ns``
+        (the search resumes where this recorder's last one for the same instant ended)."""
+        if self._taken_at != nanos:
+            self._taken_at, self._taken = nanos, {}
         log, prefix = self.api.log, f"/registry/events/{ns}/{name}."
-        while log.get(f"{prefix}{nanos:x}") is not None:
-            nanos += 1
-        return nanos
+        n = self._taken.get((ns, name), nanos)
+        while log.get(f"{prefix}{n:x}") is not None:
+            n += 1
+        self._taken[(ns, name)] = n + 1
+        return n
