@@ -817,6 +817,11 @@ def _template_labels(spec: dict) -> Any:
 
 
 def _validate_pod(errs: list[FieldError], obj: dict, old: dict | None) -> None:
+    if old is not None and obj.get("spec") == old.get("spec"):
+        # an unchanged spec was validated when it was stored, and breaks no update rule: a
+        # status update (the kubelet's, ~every pod event) only validates what it changes, as
+        # upstream's ValidatePodStatusUpdate
+        return
     _validate_pod_spec(errs, obj.get("spec"), "spec")
     if old is not None:
         _validate_pod_update(errs, obj.get("spec") or {}, old.get("spec") or {})
