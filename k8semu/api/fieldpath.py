@@ -154,8 +154,11 @@ def is_atomic_map(kind: str, names: tuple[str, ...]) -> bool:
     return not (kind == "Service" and names == ("spec", "selector"))
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, sort_keys=True)  # built once
+
+
 def _json(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+    return _ENCODER.encode(value)
 
 
 class ListKeyError(ValueError):
