@@ -232,3 +232,17 @@ def test_annotate(k):
         1, [], ["error: --overwrite is false but found the following declared annotation(s): "
                 "'owner' already has a value (team-a)"])
     assert k("annotate", "svc", "web", "owner-") == (0, ["service/web annotated"], [])
+
+
+def test_apply_creates_a_namespace_and_what_goes_in_it_from_one_file(k, tmp_path):
+    # kubectl applies documents in order, so the ConfigMap's Namespace exists when it is sent;
+    # a namespace nothing creates still fails, naming it, and the exit code says so
+    f = tmp_path / "ns.yaml"
+    f.write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: team}\n---\n"
+                 "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: team}\ndata: {a: b}\n---\n"
+                 "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg2, namespace: nope}\n")
+    rc, out, err = k("apply", "-f", str(f), "-q")
+    assert rc == 1
+    assert out[:2] == ["namespace/team created", "configmap/cfg created"]
+    assert err == [f'Error from server (NotFound): error when creating "{f}": namespaces "nope" not found']
+    assert k("get", "configmap", "cfg", "-n", "team", "-o", "name")[1] == ["configmap/cfg"]

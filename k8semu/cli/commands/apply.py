@@ -162,6 +162,14 @@ def apply_one(api: Any, info: Any, obj: dict[str, Any], ns: str | None, *, serve
     return "configured"
 
 
+def _in_coming_namespace(e: ApplyError, ns: str | None, coming: set[str]) -> bool:
+    """Whether ``e`` is only the dry run's ``namespaces "<ns>" not found`` for a Namespace
+    that an earlier document of the same apply creates."""
+    details = e.details or {}
+    return (ns is not None and ns in coming and e.code == 404 and details.get("kind") == "namespaces"
+            and details.get("name") == ns)
+
+
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     run_for = parse_duration(args.run_for, allow_negative=False) if args.run_for else None
@@ -185,6 +193,7 @@ def run(args: argparse.Namespace) -> int:
     # without touching the log, and when nothing can be applied no session runs at all,
     # so bad input leaves the cluster file exactly as it was.
     todo: list[tuple[Any, Any, dict[str, Any], str | None]] = []
+    coming: set[str] = set()  # Namespaces that documents before this one will create
     for doc in docs:
         try:
             info = resource_for(doc)
@@ -201,10 +210,15 @@ def run(args: argparse.Namespace) -> int:
             apply_one(cluster.api, info, obj, ns, server_side=args.server_side,
                       force=args.force_conflicts, dry=True, validation=validation)
         except ApplyError as e:
-            print(server_error(e, e.context(doc.source)), file=sys.stderr)
-            failed += 1
-            continue
+            if not _in_coming_namespace(e, ns, coming):
+                print(server_error(e, e.context(doc.source)), file=sys.stderr)
+                failed += 1
+                continue
+            # kubectl applies in order: the Namespace an earlier document creates exists by
+            # the time this one is sent (its real request still reports any other error)
         todo.append((doc, info, obj, ns))
+        if info.kind == "Namespace" and not info.group:
+            coming.add((obj.get("metadata") or {}).get("name") or "")
     if not todo:
         cluster.close()
         return 1
