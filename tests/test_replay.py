@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import orjson
 import pytest
 
 from k8semu.cli.main import main
+from k8semu.sim.cluster import Cluster
 from k8semu.store import EventLog, LogFormatError
 from k8semu.timeline import fork, open_log, replay, sessions_of
 
@@ -171,3 +174,107 @@ def test_a_pod_the_user_created_replays_identically(capsys, tmp_path):
     capsys.readouterr()
     code, out, err = k(capsys, "replay", path)
     assert code == 0 and out.startswith("identical ("), out + err
+
+
+# ---------------------------------------------------------------------- commands that wait
+LAB = Path(__file__).resolve().parents[1] / "manifests" / "web.yaml"
+PDB = """\
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web}
+spec:
+  minAvailable: 4
+  selector: {matchLabels: {app: web}}
+"""
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """The default cluster (kubeadm's kube-system, 3 workers) with the lab's Deployment, scaled to 4
+    replicas, and Service, as ``k8semu apply -f manifests/web.yaml`` makes it."""
+    d = tmp_path_factory.mktemp("lab")
+    (d / "pdb.yaml").write_text(PDB)
+    path = d / "cluster.log"
+    for argv in (["apply", "-f", LAB, "-q"], ["scale", "deployment", "web", "--replicas", "4"]):
+        assert main(["--cluster", str(path), *map(str, argv)]) == 0
+    return path
+
+
+def _web_pod(path):
+    """``pod/NAME`` of a web pod, one on node-1 if there is one."""
+    c = Cluster.open(path, read_only=True)
+    try:
+        pods = c.api.list("pods", namespace="default", label_selector="app=web")["items"]
+        on = [p["metadata"]["name"] for p in pods if p["spec"].get("nodeName") == "node-1"]
+        return "pod/" + sorted(on or [p["metadata"]["name"] for p in pods])[0]
+    finally:
+        c.close()
+
+
+# Each sequence: the commands (a callable argument is computed from the cluster file just
+# before; {dir} is the lab's directory, {web} its manifest) and the exit codes wanted.
+# Together they cover every mutating command, and each command that waits inside its
+# session (drain's evict-and-poll loop, wait, rollout status, delete's and replace
+# --force's wait for deletion).
+WAITING_SEQUENCES = {
+    # the reported case: the drain's one-second polls used to reorder the components (at revision 508)
+    "drain": [(["set", "image", "deployment/web", "nginx=nginx:1.31"], 0), (["rollout", "undo", "deployment/web"], 0),
+              (["delete", _web_pod], 0), (["cordon", "node-1"], 0), (["drain", "node-1", "--ignore-daemonsets"], 0),
+              (["uncordon", "node-1"], 0)],
+    # evictions refused by a PodDisruptionBudget, retried every 5 s until --timeout
+    "drain-budget": [(["apply", "-f", "{dir}/pdb.yaml", "-q"], 0),
+                     (["drain", "node-1", "--ignore-daemonsets", "--timeout", "7s"], 1),
+                     (["delete", "pdb", "web"], 0), (["drain", "node-1", "--ignore-daemonsets"], 0)],
+    "wait": [(["scale", "deployment", "web", "--replicas", "6", "--for", "0s"], 0),
+             (["wait", "--for=jsonpath={.status.readyReplicas}=6", "deployment/web", "--timeout=60s"], 0),
+             (["wait", "--for=delete", _web_pod, "--timeout=3s"], 1)],
+    "rollout": [(["set", "image", "deployment/web", "nginx=nginx:1.31", "--for", "0s"], 0),
+                (["rollout", "status", "deployment/web"], 0), (["rollout", "pause", "deployment/web"], 0),
+                (["rollout", "resume", "deployment/web"], 0),
+                (["rollout", "restart", "deployment/web", "--for", "0s"], 0),
+                (["rollout", "status", "deployment/web", "--timeout", "2s"], 1)],
+    "delete-replace": [(["delete", _web_pod, "--grace-period", "3"], 0), (["replace", "--force", "-f", "{web}"], 0),
+                       (["patch", "deployment", "web", "-p", '{"spec":{"replicas":3}}'], 0),
+                       (["label", "deployment", "web", "tier=front"], 0), (["annotate", "pods", "--all", "a=b"], 0)],
+    "create-nodes": [(["create", "deployment", "x", "--image=nginx"], 0), (["create", "namespace", "team"], 0),
+                     (["create", "job", "once", "--image=busybox", "--", "true"], 0),
+                     (["taint", "nodes", "node-2", "k=v:NoExecute"], 0), (["node", "stop", "node-3", "--for", "1m"], 0),
+                     (["node", "start", "node-3"], 0), (["advance", "10s"], 0), (["delete", "-f", "{web}"], 0)],
+}
+
+
+@pytest.mark.parametrize("name", list(WAITING_SEQUENCES))
+def test_every_command_replays_identically(capsys, lab, tmp_path, name):
+    path = tmp_path / "cluster.log"
+    path.write_bytes(lab.read_bytes())
+    for argv, want in WAITING_SEQUENCES[name]:
+        argv = [a(path) if callable(a) else a.replace("{dir}", str(lab.parent)).replace("{web}", str(LAB))
+                for a in argv]
+        code, out, err = k(capsys, "--cluster", path, *argv)
+        assert code == want, (argv, out, err)
+        if argv[0] == "drain" and want == 0:
+            assert out.splitlines()[-1] == "node/node-1 drained"
+    code, out, err = k(capsys, "replay", path)
+    assert code == 0 and out.startswith("identical ("), out + err
+
+
+def test_the_waits_are_in_the_log_and_an_unknown_one_is_a_one_line_error(capsys, lab, tmp_path):
+    path = tmp_path / "cluster.log"
+    path.write_bytes(lab.read_bytes())
+    code, out, _ = k(capsys, "--cluster", path, "delete", "pod", "--all", "--grace-period", "2")
+    assert code == 0
+    session = sessions_of(open_log(path))[-1]
+    assert [w["op"] for w in session.waits] == ["until"] and session.waits[0]["met"] is True
+    # a replay --until inside the session keeps the wait and ends the cut session
+    cut = tmp_path / "cut.log"
+    at = session.waits[0]["rev"]
+    assert k(capsys, "replay", path, "--until", at, "--out", cut)[0] == 0
+    last = sessions_of(open_log(cut))[-1]
+    assert last.waits == session.waits and last.end["cut"] is True and last.end["rev"] == at
+    lines = path.read_bytes().splitlines(keepends=True)
+    i = next(i for i, line in enumerate(lines) if b'"event":"wait"' in line)
+    lines[i] = lines[i].replace(b'"op":"until"', b'"op":"nap"')
+    newer = tmp_path / "newer.log"
+    newer.write_bytes(b"".join(lines))
+    code, out, err = k(capsys, "replay", newer)
+    assert code == 1 and err.count("\n") == 1 and "a command's wait of an unknown kind 'nap'" in err

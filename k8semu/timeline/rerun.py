@@ -6,8 +6,11 @@ write whose actor is ``user:<name>`` (requests, and faults such as ``node
 stop``, which are user writes too), and the sessions: each CLI command that
 runs the cluster is bracketed by ``{"type":"SESSION","event":"start"|"end"}``
 marks recording the revision and virtual time it started at, how it ends
-(settle with a limit, or run for a duration) and the time it reached.
-Everything else is an *output* of the components.
+(settle with a limit, or run for a duration) and the time it reached, and
+between them one ``"event":"wait"`` mark per wait the command made between
+its requests (:class:`ClientWaits`: drain's polls, ``wait``, ``rollout
+status``, ``delete``'s wait for deletion). Everything else is an *output* of
+the components.
 
 A replay rebuilds the cluster from the header (bootstrap included: its
 records are outputs too) and then, per session, does what the command did:
@@ -15,7 +18,10 @@ reopen (RNG ``f"{seed}:{revision}"``, Trio scheduling seeded from seed and
 revision, clock at the last record's time), start every component, re-issue
 the session's inputs in order as API requests — each once the log has
 reached the revision just before it, i.e. at the same point of the
-component's work — then settle or run exactly as the session did. A listener
+component's work — making the command's recorded waits between them as it
+made them (:func:`wait_again`: the command's client work shares Trio's
+seeded scheduling with the components, so *how* it waited decides the order
+of their later writes), then settle or run exactly as the session did. A listener
 compares every record the replay writes with the recorded one (revision,
 type, key, actor, virtual time, object bytes) and stops at the first
 difference.
@@ -23,7 +29,10 @@ difference.
 Re-issuing an input as a request: ``ADDED`` → create of the recorded object
 without its server-set fields (uid, creationTimestamp, resourceVersion,
 generation, managedFields; the name too when it was generated; the RNG draw
-of the token volume's name that a Pod's admission made); ``MODIFIED``
+of the token volume's name that a Pod's admission made), or with the
+metadata the client sent (what precedes the uid; a ``creationTimestamp:
+null`` as kubectl's generators send) and a Job's generated selector left to
+the server, whichever dry-run gives the recorded bytes; ``MODIFIED``
 that sets ``deletionTimestamp`` → delete (grace period and propagation
 policy read back from the object); other ``MODIFIED`` → update with the
 recorded object (a ``scale`` subresource write → update of the scale);
@@ -47,7 +56,7 @@ from .history import diff_objects
 from .view import PointError
 
 __all__ = ["Session", "sessions_of", "is_input", "Divergence", "ReplayResult", "replay", "fork",
-           "ReplayError", "write_log", "atomic_output"]
+           "ReplayError", "write_log", "atomic_output", "ClientWaits", "wait_again"]
 
 
 class ReplayError(ValueError):
@@ -61,11 +70,13 @@ def is_input(rec: Record) -> bool:
 
 @dataclass
 class Session:
-    """One recorded session: its marks and its input records (in revision order)."""
+    """One recorded session: its marks, its input records (in revision order) and the
+    command's waits (``{"event":"wait",…}`` marks, in order; see :class:`ClientWaits`)."""
 
     start: dict[str, Any]
     end: dict[str, Any] | None
     inputs: list[Record] = field(default_factory=list)
+    waits: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def start_rev(self) -> int:
@@ -80,7 +91,7 @@ def sessions_of(log: EventLog) -> list[Session]:
     """Pair the log's SESSION marks into sessions and attach each one's input records.
 
     A start without an end (the command was killed) ends at the next start or
-    at the head.
+    at the head. Wait marks belong to the session they were written in.
     """
     out: list[Session] = []
     for m in log.marks:
@@ -88,11 +99,93 @@ def sessions_of(log: EventLog) -> list[Session]:
             out.append(Session(m, None))
         elif m.get("event") == "end" and out and out[-1].end is None:
             out[-1].end = m
+        elif m.get("event") == "wait" and out and out[-1].end is None:
+            out[-1].waits.append(m)
     for s in out:
         hi = s.end_rev if s.end_rev is not None else log.revision
         s.inputs = [r for r in log.records(s.start_rev) if r.revision <= hi and is_input(r)] \
             if hi > s.start_rev else []
     return out
+
+
+# ---------------------------------------------------------------------- a command's waits
+class ClientWaits:
+    """A command's waiting inside a session, recorded so that a replay waits the same way.
+
+    The command's client work runs in the session's main Trio task, next to
+    the components' tasks, and Trio orders each batch of ready tasks by a
+    seeded shuffle of the tasks in it (:mod:`k8semu.sim.clock`): when and how
+    the command sleeps or polls decides which batches it joins, hence the
+    order of the components' writes from then on. So every wait a command
+    makes between its requests goes through this class, which makes it on
+    the runtime and then writes a mark, after the revision and at the virtual
+    time the wait ended::
+
+        {"type":"SESSION","event":"wait","rev":341,"t":17.0,"op":"advance","seconds":1.0}
+        {"type":"SESSION","event":"wait","rev":512,"t":31.5,"op":"until","limit":30.0,"step":1.0,"checks":3,"met":true}
+
+    A replay makes the same calls at the same points (:func:`wait_again`):
+    ``advance`` the same span; ``until`` with a predicate that holds at the
+    recorded check (``met``) or never (the limit ran out). The command's
+    requests fall between its waits, so a recorded input is re-issued before
+    the first wait that ended after it.
+
+    Args:
+        rt: the session's :class:`~k8semu.sim.runtime.Runtime`.
+    """
+
+    def __init__(self, rt: Any) -> None:
+        self.rt = rt
+
+    def _mark(self, op: str, **fields: Any) -> None:
+        log = self.rt.cluster.log
+        log.mark({"type": "SESSION", "event": "wait", "rev": log.revision, "t": self.rt.now, "op": op, **fields})
+
+    async def advance(self, seconds: float) -> None:
+        """:meth:`Runtime.advance <k8semu.sim.runtime.Runtime.advance>`, recorded."""
+        await self.rt.advance(seconds)
+        self._mark("advance", seconds=float(seconds))
+
+    async def until(self, predicate: Callable[[], bool], *, limit: float = 600.0, step: float = 1.0) -> bool:
+        """:meth:`Runtime.until <k8semu.sim.runtime.Runtime.until>`, recorded with the number
+        of times ``predicate`` was checked; True once it holds, False if ``limit`` ran out."""
+        checks = 0
+
+        def counted() -> bool:
+            nonlocal checks
+            checks += 1
+            return bool(predicate())
+
+        met = await self.rt.until(counted, limit=limit, step=step)
+        self._mark("until", limit=float(limit), step=float(step), checks=checks, met=met)
+        return met
+
+
+#: the kinds of recorded waits (the ``op`` of a wait mark)
+_WAITS = ("advance", "until")
+
+
+async def wait_again(rt: Any, wait: dict[str, Any]) -> None:
+    """Make the wait recorded in a ``{"event":"wait",…}`` mark again (see :class:`ClientWaits`).
+
+    Raises:
+        ReplayError: a wait this k8semu does not know (a log from a newer one).
+    """
+    op = wait.get("op")
+    if op == "advance":
+        await rt.advance(float(wait["seconds"]))
+    elif op == "until":
+        checks, met, seen = int(wait["checks"]), bool(wait.get("met", True)), 0
+
+        def again() -> bool:
+            nonlocal seen
+            seen += 1
+            return met and seen >= checks
+
+        await rt.until(again, limit=float(wait["limit"]), step=float(wait["step"]))
+    else:
+        raise ReplayError(f"revision {wait.get('rev')}: a command's wait of an unknown kind {op!r} "
+                          "(a log from a newer k8semu?)")
 
 
 @dataclass
@@ -230,18 +323,50 @@ def _strip_admitted(obj: dict[str, Any]) -> dict[str, Any]:
 _SA_MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 
+def _unselected(job: dict[str, Any], uid: str) -> dict[str, Any]:
+    """A Job without the selector and pod-template labels the server generated from its
+    uid and name (:func:`~k8semu.api.defaults.job_prepare_for_create`): what a client that
+    left them to the server sent (``job`` itself with ``spec.manualSelector``)."""
+    spec = dict(job.get("spec") or {})
+    if spec.get("manualSelector"):
+        return job
+    name = (job.get("metadata") or {}).get("name", "")
+    generated = {"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
+                 "controller-uid": uid, "job-name": name}
+    selector = dict(spec.get("selector") or {})
+    match = {k: v for k, v in (selector.get("matchLabels") or {}).items()
+             if not (k == "batch.kubernetes.io/controller-uid" and v == uid)}
+    selector.pop("matchLabels", None)
+    if match:
+        selector["matchLabels"] = match
+    spec.pop("selector", None)
+    if selector:
+        spec["selector"] = selector
+    template = dict(spec.get("template") or {})
+    tmeta = dict(template.get("metadata") or {})
+    labels = {k: v for k, v in (tmeta.pop("labels", None) or {}).items() if generated.get(k) != v}
+    if labels:
+        tmeta["labels"] = labels
+    spec["template"] = {**template, "metadata": tmeta}
+    return {**job, "spec": spec}
+
+
 def _no_rv(obj: dict[str, Any]) -> dict[str, Any]:
     return {**obj, "metadata": {k: v for k, v in (obj.get("metadata") or {}).items() if k != "resourceVersion"}}
 
 
 def _first_match(api: Any, want: dict[str, Any], attempts: list[Callable[[bool], Any]]) -> None:
     """Dry-run each way of making the request; make for real the first whose result is the
-    recorded object (the RNG is restored between tries), else the first one."""
+    recorded object byte for byte (key order included), else the first equal to it, else
+    the first one (the RNG is restored between tries)."""
+    import orjson
+
     from ..api.errors import StatusError
 
     target = _no_rv(want)
+    exact = orjson.dumps(target)
     state = api.rng.getstate()
-    chosen = attempts[0]
+    chosen = None
     for attempt in attempts:
         try:
             got = attempt(True)
@@ -249,9 +374,11 @@ def _first_match(api: Any, want: dict[str, Any], attempts: list[Callable[[bool],
             got = None
         api.rng.setstate(state)
         if isinstance(got, dict) and _no_rv(got) == target:
-            chosen = attempt
-            break
-    chosen(False)
+            if orjson.dumps(_no_rv(got)) == exact:
+                chosen = attempt
+                break
+            chosen = chosen or attempt
+    (chosen or attempts[0])(False)
 
 
 def reissue(api: Any, rec: Record, prev: Record | None) -> None:
@@ -282,6 +409,19 @@ def reissue(api: Any, rec: Record, prev: Record | None) -> None:
             body_meta.pop("name", None)
         body = {**obj, "metadata": body_meta}
         bodies = [_strip_allocated(body), body] if info.kind == "Service" else [body]
+        # The server adds the uid, and then what it defaults (a Namespace's name label…), after
+        # the keys the client sent, and fills in place a ``creationTimestamp: null`` that
+        # kubectl's generated objects (create deployment, create namespace…) carry: the
+        # metadata as sent is what precedes the uid. (Sent as recorded instead, the object is
+        # the same but its keys come in another order.)
+        keys = list(meta)
+        if "uid" in keys:
+            sent = {k: None if k == "creationTimestamp" else meta[k] for k in keys[:keys.index("uid")]
+                    if k in body_meta or k == "creationTimestamp"}
+            if list(sent) != list(body_meta):
+                bodies += [{**b, "metadata": sent} for b in bodies]
+            if info.kind == "Job":
+                bodies.append(_unselected({**body, "metadata": sent}, meta["uid"]))
 
         def create(b: dict[str, Any], dry: bool) -> Any:
             return api.create(info, b, namespace=ns, ctx=ctx, field_manager=manager, dry_run=dry)
@@ -400,6 +540,10 @@ def replay(log: EventLog, *, until: int | None = None, skip: frozenset[int] = fr
     if not sessions and log.revision:
         raise ReplayError("the log has no session marks (it was written before k8semu recorded sessions), "
                           "so it cannot be re-executed; history, diff and --at still work on it")
+    for w in (w for s in sessions for w in s.waits):
+        if w.get("op") not in _WAITS:
+            raise ReplayError(f"revision {w['rev']}: a command's wait of an unknown kind {w.get('op')!r} "
+                              "(a log from a newer k8semu?)")
     stop_at = log.revision if until is None else until
     seed = int(log.header.get("seed", 0))
     config = dict(log.header.get("cluster") or {})
@@ -458,26 +602,45 @@ def replay(log: EventLog, *, until: int | None = None, skip: frozenset[int] = fr
             cluster = Cluster(rlog, seed, config)
         inputs = [r for r in s.inputs if r.revision not in skip]
 
-        async def body(rt: Any, inputs: list[Record] = inputs) -> None:
-            for rec in inputs:
-                if verify and rlog.revision < rec.revision - 1:
-                    await rt.until(lambda r=rec: rlog.revision >= r.revision - 1,
-                                   limit=max(rec.time - rt.now, 0.0) + 60.0)
-                if verify and rlog.revision != rec.revision - 1:
-                    r = rlog.revision + 1
-                    state["div"] = Divergence(r, log.record(r), None,
-                                              "the components stopped short of the next input")
-                    raise _Stop()
-                if rt.now < rec.time:
-                    await trio.sleep_until(rec.time)
-                from ..api.errors import StatusError
+        async def issue(rt: Any, rec: Record) -> None:
+            # A recorded wait puts the log right before the input; without one (a log from
+            # before waits were recorded), wait here until the components have written
+            # everything before it.
+            if verify and rlog.revision < rec.revision - 1:
+                await rt.until(lambda r=rec: rlog.revision >= r.revision - 1,
+                               limit=max(rec.time - rt.now, 0.0) + 60.0)
+            if verify and rlog.revision != rec.revision - 1:
+                r = rlog.revision + 1
+                state["div"] = Divergence(r, log.record(r), None,
+                                          "the components stopped short of the next input")
+                raise _Stop()
+            if rt.now < rec.time:
+                await trio.sleep_until(rec.time)
+            from ..api.errors import StatusError
 
-                try:
-                    reissue(cluster.api, rec, log.get(rec.key, rec.revision - 1) if rec.revision > 1 else None)
-                except StatusError as e:
-                    if verify:
-                        state["div"] = Divergence(rec.revision, rec, None, f"the request was refused: {e}")
-                        raise _Stop() from None
+            try:
+                reissue(cluster.api, rec, log.get(rec.key, rec.revision - 1) if rec.revision > 1 else None)
+            except StatusError as e:
+                if verify:
+                    state["div"] = Divergence(rec.revision, rec, None, f"the request was refused: {e}")
+                    raise _Stop() from None
+
+        async def body(rt: Any, inputs: list[Record] = inputs, waits: list[dict[str, Any]] = s.waits) -> None:
+            todo = list(inputs)
+            for w in waits:  # the command's requests, then its wait, as it made them
+                while todo and todo[0].revision <= w["rev"]:
+                    await issue(rt, todo.pop(0))
+                await wait_again(rt, w)
+                if verify and (rlog.revision < w["rev"] or abs(rt.now - float(w["t"])) > 1e-6):
+                    r = rlog.revision + 1
+                    why = ("the components stopped short of where the command's wait ended"
+                           if rlog.revision < w["rev"] else
+                           f"the command's wait ended at t={rt.now:g}s instead of t={float(w['t']):g}s")
+                    state["div"] = Divergence(r, log.record(r) if r <= log.revision else None, None, why)
+                    raise _Stop()
+                rlog.mark(w)  # the replayed log carries the same wait marks
+            for rec in todo:
+                await issue(rt, rec)
 
         end_t = float(s.end["t"]) if s.end is not None else None
         try:
@@ -552,7 +715,8 @@ def write_log(log: EventLog, path: str | os.PathLike[str], until: int | None = N
     hi = log.revision if until is None else until
     hdr = {k: v for k, v in (header or log.header).items() if k not in ("format", "version")}
     marks = [m for m in log.marks if m["rev"] <= hi]
-    if marks and marks[-1].get("event") == "start" and hi < log.revision:
+    bounds = [m for m in marks if m.get("event") in ("start", "end")]  # a session's wait marks come between
+    if bounds and bounds[-1].get("event") == "start" and hi < log.revision:
         t = log.record(hi).time if hi else 0.0
         marks.append({"type": "SESSION", "event": "end", "rev": hi, "t": t, "settled": False, "cut": True})
     n = 0

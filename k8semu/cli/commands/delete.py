@@ -13,7 +13,9 @@ With ``--wait`` (the default) the command then runs the cluster until every
 deleted object is gone (same UID no longer present) — graceful pod
 termination, finalizers, garbage collection — or ``--timeout`` passes
 (kubectl's ``timed out waiting for the condition on pods/NAME``), and then
-lets the cluster settle; ``--wait=false`` returns at once.
+lets the cluster settle; ``--wait=false`` returns at once. The wait is
+recorded in the log (:class:`~k8semu.timeline.rerun.ClientWaits`) so that
+``k8semu replay`` waits the same way.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import argparse
 import sys
 
 from ...api import errors
+from ...timeline.rerun import ClientWaits
 from ..durations import parse_duration
 from ..output import die, server_error
 from ..targets import Target, add_run_flags, add_target_flags, resolve_args, run_write
@@ -138,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
             except errors.NotFound:
                 return True
 
-        if not await rt.until(lambda: all(gone(i) for i in deleted), limit=timeout):
+        if not await ClientWaits(rt).until(lambda: all(gone(i) for i in deleted), limit=timeout):
             t = next(t for t, uid in deleted if not gone((t, uid)))
             failures.append(f"error: timed out waiting for the condition on {t.info.plural}/{t.name}")
 

@@ -24,6 +24,9 @@ kubectl's flow (``pkg/drain`` and ``cmd/drain``):
 
 Eviction attempts and polls run in pod-list order at whole virtual seconds,
 so the output is reproducible. Then the cluster settles (or runs ``--for``).
+Each second waited is recorded in the log
+(:class:`~k8semu.timeline.rerun.ClientWaits`), so ``k8semu replay`` waits
+the same way and the session replays identically.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from typing import Any
 
 from ...api import errors
 from ...api.meta import controller_of
+from ...timeline.rerun import ClientWaits
 from ..durations import parse_duration
 from ..output import server_error
 from ..targets import add_run_flags, run_write
@@ -141,7 +145,8 @@ class DrainError(Exception):
 
 
 async def drain_node(api: Any, rt: Any, node: str, args: argparse.Namespace, timeout: float) -> None:
-    """Evict every pod of ``node`` as kubectl drain, printing its lines.
+    """Evict every pod of ``node`` as kubectl drain, printing its lines; the waits
+    between polls are recorded (:class:`~k8semu.timeline.rerun.ClientWaits`).
 
     Raises:
         DrainError: filter errors, a failed eviction, or the timeout.
@@ -159,6 +164,7 @@ async def drain_node(api: Any, rt: Any, node: str, args: argparse.Namespace, tim
     eviction: dict[str, Any] = {"apiVersion": "policy/v1", "kind": "Eviction"}
     if args.grace_period >= 0:
         eviction["deleteOptions"] = {"gracePeriodSeconds": args.grace_period}
+    waits = ClientWaits(rt)
     start = rt.now
     retry_at: dict[int, float] = {i: start for i in range(len(pods))}  # pods still to evict
     waiting: dict[int, str] = {}  # pods evicted, uid to wait for
@@ -200,7 +206,7 @@ async def drain_node(api: Any, rt: Any, node: str, args: argparse.Namespace, tim
             for name in left:
                 print(f"pod/{name}", file=sys.stderr)
             raise DrainError(msg, [f"error: {msg}"])
-        await rt.advance(1.0)
+        await waits.advance(1.0)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,9 +5,10 @@ manifest means an unconditional update; one given must match, else the
 server's 409). Prints ``deployment.apps/web replaced``; a failure is printed
 as ``Error from server (NotFound): error when replacing "web.yaml":
 deployments.apps "web" not found`` and the other documents go on.
-``--force`` deletes each object, waits until it is gone, and creates it
-again (``deployment.apps "web" deleted`` then ``deployment.apps/web
-replaced``), as kubectl. ``--validate=strict|warn|ignore`` as ``apply``'s
+``--force`` deletes each object, waits until it is gone (a wait recorded
+for ``k8semu replay``, :class:`~k8semu.timeline.rerun.ClientWaits`), and
+creates it again (``deployment.apps "web" deleted`` then
+``deployment.apps/web replaced``), as kubectl. ``--validate=strict|warn|ignore`` as ``apply``'s
 (:mod:`k8semu.cli.validate`). Then the cluster settles (or runs ``--for``).
 """
 
@@ -17,6 +18,7 @@ import argparse
 import sys
 
 from ...api import errors
+from ...timeline.rerun import ClientWaits
 from ..output import display_name, server_error
 from ..targets import add_run_flags, resolve_args, run_write
 from ..validate import add_validate_flag, field_validation, unknown_field_warnings
@@ -62,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
                             except errors.NotFound:
                                 return True
 
-                        await rt.until(gone)
+                        await ClientWaits(rt).until(gone)
                     except errors.NotFound:
                         pass
                     api.create(t.info, t.obj, namespace=t.namespace, field_manager=FIELD_MANAGER,

@@ -1,8 +1,8 @@
 """``k8semu rollout status|history|undo|restart|pause|resume``: kubectl rollout.
 
-- ``status`` follows the object as kubectl does (a watch on its name):
-  the status viewer's message is printed for the current state and again
-  for every change — ``Waiting for deployment "web" rollout to finish: 1 out
+- ``status`` follows the object as kubectl does (as a watch on its name
+  would): the status viewer's message is printed for the current state and
+  again for every change — ``Waiting for deployment "web" rollout to finish: 1 out
   of 2 new replicas have been updated...``, ``… 1 old replicas are pending
   termination...``, ``… 1 of 2 updated replicas are available...``, then
   ``deployment "web" successfully rolled out`` — while the cluster runs in
@@ -28,12 +28,11 @@ import argparse
 import sys
 from typing import Any
 
-import trio
-
 from ...api import errors
 from ...api.apiserver import STRATEGIC_MERGE_PATCH
 from ...api.meta import is_controlled_by
 from ...controllers.deployment import RollbackError, restart_patch, rollback_patch
+from ...timeline.rerun import ClientWaits
 from ..durations import parse_duration
 from ..output import display_name, server_error
 from ..session import open_cluster
@@ -149,6 +148,45 @@ def rollout_status(obj: dict[str, Any], revision: int = 0) -> tuple[str, bool]:
     raise ValueError(f"no status viewer has been implemented for {kind}")
 
 
+async def _follow(log: Any, rt: Any, t: Target, revision: int, timeout: float) -> bool:
+    """Print the status message for every later write of ``t``'s object until it is done;
+    False if ``timeout`` virtual seconds pass first.
+
+    The writes are followed as a watch on the object's name would deliver them
+    (each one, in order), through a store listener called as each is made;
+    the command itself only waits (:meth:`~k8semu.timeline.rerun.ClientWaits.until`,
+    recorded so that ``k8semu replay`` waits the same way), so it joins the
+    components' scheduling exactly as a replay does.
+
+    Raises:
+        NotFound: the object was deleted. ValueError: no status viewer for its new state.
+    """
+    key = t.info.key(t.namespace, t.name)
+    seen: dict[str, Any] = {"done": False, "error": None}
+
+    def on_write(rec: Any) -> None:
+        if rec.key != key or seen["done"] or seen["error"] is not None:
+            return
+        if rec.type == "DELETED":
+            seen["error"] = errors.NotFound.of(t.info.plural, t.info.group, t.name)
+            return
+        try:
+            msg, seen["done"] = rollout_status(rec.object, revision)
+        except ValueError as e:
+            seen["error"] = e
+            return
+        print(msg)
+
+    log.add_listener(on_write)
+    try:
+        done = await ClientWaits(rt).until(lambda: seen["done"] or seen["error"] is not None, limit=timeout)
+    finally:
+        log.remove_listener(on_write)
+    if seen["error"] is not None:
+        raise seen["error"]
+    return done
+
+
 def run_status(args: argparse.Namespace) -> int:
     timeout = parse_duration(args.timeout, allow_negative=False) or WAIT_LIMIT
     failures: list[str] = []
@@ -165,19 +203,7 @@ def run_status(args: argparse.Namespace) -> int:
                 print(msg)
                 if done or not args.watch:
                     continue
-                stream = await api.watch(t.info, namespace=t.namespace, field_selector=f"metadata.name={t.name}",
-                                         resource_version=obj["metadata"]["resourceVersion"])
-                with trio.move_on_after(timeout) as scope:
-                    async for ev in stream:
-                        if ev.type == "DELETED":
-                            raise errors.NotFound.of(t.info.plural, t.info.group, t.name)
-                        if ev.type not in ("ADDED", "MODIFIED"):
-                            continue
-                        msg, done = rollout_status(ev.object, args.revision)
-                        print(msg)
-                        if done:
-                            break
-                if scope.cancelled_caught:
+                if not await _follow(cluster.log, rt, t, args.revision, timeout):
                     failures.append("error: timed out waiting for the condition")
                     return
             except errors.StatusError as e:

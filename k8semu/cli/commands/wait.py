@@ -6,6 +6,8 @@ targets ``TYPE/NAME …`` or ``TYPE -l SELECTOR``. The cluster's components run
 until every target meets the condition (``deployment.apps/web condition met``)
 or ``--timeout`` of virtual time passes (default 30s, kubectl's):
 ``error: timed out waiting for the condition on deployments/web``, exit 1.
+The wait is recorded in the log (:class:`~k8semu.timeline.rerun.ClientWaits`),
+so ``k8semu replay`` runs the cluster exactly as long.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import sys
 from typing import Any
 
 from ...api import errors
+from ...timeline.rerun import ClientWaits
 from ..durations import parse_duration
 from ..output import die, display_name
 from ..printing import JSONPathError, jsonpath_text
@@ -115,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     async def body(rt: Any) -> bool:
         if progress():
             return True
-        return await rt.until(progress, limit=timeout)
+        return await ClientWaits(rt).until(progress, limit=timeout)
 
     run_session(cluster, body, settle=False)
     cluster.close()
