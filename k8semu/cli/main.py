@@ -41,10 +41,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     Usage errors return 1 (kubectl's code, printed as ``error: …`` + ``See
     'k8semu CMD --help' for usage.``), ``--help`` returns 0: the parser's
     ``SystemExit`` becomes the return value, so in-process callers never see it.
+
+    Ctrl-C returns 130 without a traceback: a session it stopped cleanly
+    (:class:`~k8semu.cli.session.SessionInterrupted`; 143 for SIGTERM) prints
+    ``k8semu: interrupted at 2h13m5s (revision 4321)``, anything else
+    (waiting for the cluster's lock, reading) nothing. A cluster being served
+    by ``k8semu serve`` is a one-line error for a writing command, exit 1.
+    Writer locks the command took are released when it returns, however it ends.
     """
+    from . import session
+
+    session.command_line = list(sys.argv[1:] if argv is None else argv)
+    locks_before = session.held_locks()
     try:
         args = build_parser().parse_args(argv)
         return args.func(args)
+    except KeyboardInterrupt as e:
+        return _interrupted(e)
+    except BaseExceptionGroup as group:  # Trio's wrapping of a Ctrl-C that reached it
+        if not _only_interrupts(group):
+            raise
+        return _interrupted(_first_leaf(group))
+    except session.ClusterBusy as e:
+        return die(str(e))
     except SystemExit as e:
         if e.code is None or isinstance(e.code, int):
             return e.code or 0
@@ -62,6 +81,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     except StatusError as e:
         print(server_error(e), file=sys.stderr)
         return 1
+    finally:
+        session.release_locks(keep=locks_before)  # those of a command that did not close its cluster
+
+
+def _interrupted(e: BaseException) -> int:
+    """The exit of a command that Ctrl-C (or SIGTERM) stopped: 130 (143), one line or none."""
+    from .session import SessionInterrupted
+
+    if isinstance(e, SessionInterrupted):
+        print(e.message(), file=sys.stderr)
+        return e.exit_code
+    return 130
+
+
+def _only_interrupts(group: BaseExceptionGroup) -> bool:
+    """True when every exception in ``group`` (nested groups included) is a KeyboardInterrupt."""
+    return all(_only_interrupts(e) if isinstance(e, BaseExceptionGroup) else isinstance(e, KeyboardInterrupt)
+               for e in group.exceptions)
+
+
+def _first_leaf(group: BaseExceptionGroup) -> BaseException:
+    """The first exception in ``group`` that is not itself a group."""
+    first = group.exceptions[0]
+    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
 
 
 if __name__ == "__main__":

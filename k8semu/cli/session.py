@@ -20,13 +20,37 @@ Each session is bracketed in the log by two ``{"type":"SESSION",…}`` marks
 (start: revision, virtual time, command line, how the session ends; end:
 revision and virtual time reached), so ``k8semu replay`` can re-execute the
 log exactly (``docs/replay.md``).
+
+One writer at a time: a command that writes to the log holds an exclusive
+advisory lock (:func:`lock_cluster`: ``fcntl.flock`` on ``cluster.log.lock``
+beside the cluster file, which names the holder's pid and command) from
+opening the log to closing it, and ``k8semu serve`` holds it for its whole
+life. A second writer waits for it, saying once on stderr ``waiting for
+k8semu (pid N: apply -f web.yaml) to finish with .k8semu/cluster.log``, and
+reads the log only once it holds the lock; when the holder is ``k8semu
+serve`` it fails at once instead (:class:`ClusterBusy`: use kubectl). Read-only
+opens take no lock: they read the prefix of the file written so far, and a
+last line still being written is dropped without a word.
+
+Ctrl-C (SIGINT) or SIGTERM during a session stops it cleanly
+(:class:`SessionInterrupted`): at the end of the virtual instant being run, so
+the records written stay and the end mark (``"interrupted": true``, the
+virtual time and revision reached) lets ``k8semu replay`` re-run the session
+to exactly that point; the command then prints ``k8semu: interrupted at
+2h13m5s (revision 4321)`` and exits 130 (143 for SIGTERM). A second signal
+ends the process at once, as the signal's default action does.
 """
 
 from __future__ import annotations
 
 import argparse
+import fcntl
+import math
 import os
+import signal
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any, Awaitable, Callable, TypeVar
 
@@ -34,7 +58,8 @@ from ..sim.cluster import DEFAULT_CLUSTER_PATH, Cluster
 from ..sim.runtime import Runtime, run_cluster
 
 __all__ = ["cluster_path", "open_cluster", "open_cluster_at", "run_session", "still_changing",
-           "SETTLE_LIMIT", "SETTLE_HORIZON"]
+           "SETTLE_LIMIT", "SETTLE_HORIZON", "lock_cluster", "lock_path", "lock_holder", "ClusterLock",
+           "ClusterBusy", "SessionInterrupted"]
 
 T = TypeVar("T")
 
@@ -54,27 +79,84 @@ def cluster_path(args: argparse.Namespace) -> Path:
     return Path(getattr(args, "cluster", None) or os.environ.get("K8SEMU_CLUSTER") or DEFAULT_CLUSTER_PATH)
 
 
-def open_cluster(args: argparse.Namespace, *, create: bool = False, read_only: bool = False) -> Cluster:
+def open_cluster(args: argparse.Namespace, *, create: bool = False, read_only: bool = False,
+                 serve: dict[str, Any] | None = None) -> Cluster:
     """Open the cluster file (creating a default cluster when ``create`` and it is missing).
+
+    A writable open first takes the cluster's writer lock (:func:`lock_cluster`;
+    waiting for another writer), then reads the log, so it sees every write the
+    previous holder made; :meth:`Cluster.close` releases the lock. ``serve``
+    (``{"kubeconfig": PATH}``) marks the holder as ``k8semu serve``. A read-only
+    open takes no lock: it reads what has been written so far, dropping a last
+    line still being written without a word.
 
     Raises:
         FileNotFoundError: no cluster there and ``create`` is False.
         LogFormatError: the file is damaged.
+        ClusterBusy: the cluster is being served by ``k8semu serve`` (writable opens).
     """
     path = cluster_path(args)
-    if not path.exists():
-        if not create:
-            raise FileNotFoundError(
-                f'no cluster at "{path}": create one with "k8semu cluster create" or "k8semu apply -f FILE"'
-            )
-        cluster = Cluster.create(path, kubeadm_addons=True)
-        cluster.opened_as = "create"  # the session's RNG continues from the bootstrap (docs/replay.md)
-        return cluster
-    cluster = Cluster.open(path, read_only=read_only)
-    if cluster.log.torn_line:
-        print(f"warning: {path}:{cluster.log.torn_line}: dropped a torn last line (an interrupted write)",
-              file=sys.stderr)
+    if not path.exists() and (read_only or not create):
+        raise FileNotFoundError(
+            f'no cluster at "{path}": create one with "k8semu cluster create" or "k8semu apply -f FILE"'
+        )
+    if read_only:
+        return _open_read_only(path)
+    lock = lock_cluster(path, serve=serve is not None, kubeconfig=(serve or {}).get("kubeconfig"))
+    try:
+        if not path.exists():  # looked at again with the lock held: another writer may have created it
+            if not create:
+                raise FileNotFoundError(f'no cluster at "{path}": create one with "k8semu cluster create" '
+                                        f'or "k8semu apply -f FILE"')
+            cluster = Cluster.create(path, kubeadm_addons=True)
+            cluster.opened_as = "create"  # the session's RNG continues from the bootstrap (docs/replay.md)
+        else:
+            cluster = Cluster.open(path)
+            if cluster.log.torn_line:
+                print(f"warning: {path}:{cluster.log.torn_line}: dropped a torn last line (an interrupted write)",
+                      file=sys.stderr)
+    except BaseException:
+        lock.release()
+        raise
+    close = cluster.close
+
+    def close_and_unlock() -> None:
+        try:
+            close()
+        finally:
+            lock.release()
+
+    cluster.close = close_and_unlock  # type: ignore[method-assign]  # the lock lives as long as the open log
     return cluster
+
+
+def _open_read_only(path: Path) -> Cluster:
+    """The cluster file opened read-only, as written so far (no lock: a writer may be appending).
+
+    A last line being written is a torn line to the reader: dropped silently
+    (the writer finishes it). A writer that cuts a crashed process's torn line
+    while this reads can make the read see a damaged line: when the file
+    changed during a read that failed, it is read again (three tries).
+    """
+    from ..store import LogFormatError
+
+    for attempt in range(3):
+        before = _file_state(path)
+        try:
+            return Cluster.open(path, read_only=True)
+        except LogFormatError:
+            if attempt == 2 or _file_state(path) == before:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _file_state(path: Path) -> tuple[int, int, int] | None:
+    """(inode, size, mtime) of ``path``, None if it is gone: whether it changed meanwhile."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def open_cluster_at(args: argparse.Namespace) -> Any:
@@ -131,9 +213,17 @@ def run_session(
         out first or, with ``run_for``, when the cluster was still changing at
         the end of the run (work due within :data:`SETTLE_HORIZON`).
 
+    SIGINT or SIGTERM during the session stops it at the end of the virtual
+    instant being run (see the module docstring): the end mark then says
+    ``"interrupted": true`` and the signal, and :class:`SessionInterrupted`
+    is raised once the mark is written.
+
     Raises:
         ValueError: a negative ``run_for`` (before anything is written).
+        SessionInterrupted: a signal stopped the session (or arrived while it ran).
     """
+    import trio
+
     from ..sim.components import default_factories
     from .durations import go_duration
 
@@ -145,28 +235,161 @@ def run_session(
     # "create" (the cluster was created by this command) or "continue" (an earlier session)
     rng = "continue" if getattr(cluster, "sessions_run", 0) else getattr(cluster, "opened_as", "reopen")
     cluster.sessions_run = getattr(cluster, "sessions_run", 0) + 1
-    log.mark({"type": "SESSION", "event": "start", "rev": log.revision, "t": cluster.time,
-              "argv": [os.path.basename(sys.argv[0])] + list(sys.argv[1:]), "rng": rng, **mode})
     changing: list[str] = []
+    stopper = _StopOnSignal(cluster.clock)
 
-    async def main(rt: Runtime) -> tuple[T, bool, bool]:
-        result = await body(rt)
-        ok = quiet = True
-        if run_for is not None:
-            await rt.advance(run_for)
-            wake = rt.next_wakeup()
-            quiet = wake is None or wake > rt.now + SETTLE_HORIZON
-        elif settle:
-            ok = quiet = await rt.settle(horizon=SETTLE_HORIZON, limit=limit)
-            if not ok:
-                changing.extend(still_changing(rt))
-        return result, ok, quiet
+    async def main(rt: Runtime) -> tuple[T | None, bool, bool]:
+        with trio.CancelScope() as scope:
+            stopper.scope = scope
+            result = await body(rt)
+            ok = quiet = True
+            if run_for is not None:
+                await rt.advance(run_for)
+                wake = rt.next_wakeup()
+                quiet = wake is None or wake > rt.now + SETTLE_HORIZON
+            elif settle:
+                ok = quiet = await rt.settle(horizon=SETTLE_HORIZON, limit=limit)
+                if not ok:
+                    changing.extend(still_changing(rt))
+            stopper.scope = None
+            return result, ok, quiet
+        stopper.scope = None
+        return None, False, False  # stopped by a signal
 
-    result, ok, quiet = run_cluster(cluster, main, default_factories(cluster))
-    log.mark({"type": "SESSION", "event": "end", "rev": log.revision, "t": cluster.time, "settled": ok})
+    stopper.install()
+    try:
+        log.mark({"type": "SESSION", "event": "start", "rev": log.revision, "t": cluster.time,
+                  "argv": [os.path.basename(sys.argv[0])] + list(sys.argv[1:]), "rng": rng, **mode})
+        result, ok, quiet = run_cluster(cluster, main, default_factories(cluster))
+        end: dict[str, Any] = {"type": "SESSION", "event": "end", "rev": log.revision, "t": cluster.time,
+                               "settled": ok}
+        if stopper.stopped:
+            end.update(settled=False, interrupted=True, signal=signal.Signals(stopper.signum).name)
+        log.mark(end)
+    finally:
+        stopper.uninstall()
+    if stopper.signum is not None:
+        raise SessionInterrupted(stopper.signum, cluster.time, log.revision)
     if not ok:
         _warn_not_settled(limit, changing)
-    return result, quiet
+    return result, quiet  # type: ignore[return-value]
+
+
+class SessionInterrupted(KeyboardInterrupt):
+    """A session stopped by SIGINT or SIGTERM, its end mark written (:func:`run_session`).
+
+    A ``KeyboardInterrupt``, so no ``except Exception`` on the way swallows it;
+    :func:`k8semu.cli.main.main` prints :meth:`message` and returns :attr:`exit_code`.
+
+    Attributes:
+        signum: the signal (``signal.SIGINT``…).
+        time: the virtual time the session reached (seconds).
+        revision: the log's revision then.
+    """
+
+    def __init__(self, signum: int, time: float, revision: int) -> None:
+        super().__init__(signum, time, revision)
+        self.signum = int(signum)
+        self.time = time
+        self.revision = revision
+
+    @property
+    def exit_code(self) -> int:
+        """128 + the signal's number, as a shell reports a command a signal ended: 130 for SIGINT."""
+        return 128 + self.signum
+
+    def message(self) -> str:
+        """``k8semu: interrupted at 2h13m5s (revision 4321)``."""
+        from .durations import go_duration
+
+        return f"k8semu: interrupted at {go_duration(self.time)} (revision {self.revision})"
+
+
+class _StopOnSignal:
+    """Stops a session cleanly on SIGINT/SIGTERM, at the end of the virtual instant being run.
+
+    While installed (main thread only), the signals set a flag and nothing
+    else: Trio's own wake-up descriptor is switched off for the run, so a
+    signal does not wake a Trio task and the instant's work is scheduled
+    exactly as without it. The flag is acted on in the cluster clock's hook
+    that moves virtual time (``deadline_to_sleep_time``): when every task is
+    blocked and the clock is about to jump from ``t`` to the next deadline
+    ``t'``, the session's cancel scope gets a deadline ``e`` with
+    ``t < e < t'`` (the next whole second, tenth or millisecond after ``t``
+    that comes before ``t'``) and the clock jumps there instead. So the run
+    ends with every write of instant ``t`` made and none of ``t'``: the state
+    a run that ends at virtual time ``e`` — which ``k8semu replay`` does for a
+    session with that end mark — reaches too. A second signal ends the process
+    at once (the signal's default action).
+    """
+
+    def __init__(self, clock: Any) -> None:
+        self.clock = clock
+        self.signum: int | None = None
+        self.scope: Any = None
+        self.stopped = False
+        self._old: dict[int, Any] = {}
+
+    def install(self) -> None:
+        """Take SIGINT and SIGTERM and hook the clock (a no-op outside the main thread)."""
+        if threading.current_thread() is not threading.main_thread() or not self.clock.is_virtual:
+            return
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            if signal.getsignal(signum) is not signal.SIG_IGN:  # e.g. SIGINT of a shell's background job
+                self._old[signum] = signal.signal(signum, self._on_signal)
+        if not self._old:
+            return
+        self.clock.deadline_to_sleep_time = self._deadline_to_sleep_time
+        self.clock.start_clock = self._start_clock
+
+    def uninstall(self) -> None:
+        """Give the signals and the clock back as they were."""
+        if not self._old:
+            return
+        for signum, handler in self._old.items():
+            signal.signal(signum, handler)
+        self._old = {}
+        for hook in ("deadline_to_sleep_time", "start_clock"):
+            self.clock.__dict__.pop(hook, None)
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        if self.signum is not None:  # the second one: end now, as without k8semu's handler
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        self.signum = signum
+
+    def _start_clock(self) -> None:
+        # trio.run has just pointed the signal wake-up descriptor at its own socket; a
+        # signal would then wake one of its tasks and reorder the instant's work
+        signal.set_wakeup_fd(-1)
+        type(self.clock).start_clock(self.clock)
+
+    def _deadline_to_sleep_time(self, deadline: float) -> float:
+        from ..sim.clock import _virtual_sleep_time
+
+        clock = self.clock
+        if self.signum is not None and self.scope is not None and not self.stopped:
+            now = clock.now()
+            if deadline > now and not math.isinf(deadline) and _virtual_sleep_time(clock, deadline) is None:
+                self.stopped = True
+                end = _stop_time(now, deadline)
+                if end is None:  # no float between two adjacent instants: stop right here
+                    self.scope.cancel()
+                    return 0.0
+                self.scope.deadline = end
+                deadline = end
+        return type(clock).deadline_to_sleep_time(clock, deadline)
+
+
+def _stop_time(now: float, after: float) -> float | None:
+    """A round virtual time strictly between ``now`` and ``after`` (see :class:`_StopOnSignal`), or None."""
+    for step, digits in ((1.0, 0), (0.1, 1), (0.001, 3)):
+        t = round((math.floor(now / step) + 1) * step, digits)
+        if now < t < after:
+            return t
+    mid = (now + after) / 2
+    return mid if now < mid < after else None
 
 
 def _warn_not_settled(limit: float, changing: list[str]) -> None:
@@ -263,3 +486,181 @@ def _object_label(resource: str, namespace: str | None, name: str) -> str:
     info = by_resource(group, plural)
     label = display_name(info, name) if info is not None else f"{resource}/{name}"
     return label if not namespace or namespace == "default" else f"{label} -n {namespace}"
+
+
+# ---------------------------------------------------------------------- one writer at a time
+#: The command line this process runs (without the program name), as :func:`k8semu.cli.main.main`
+#: got it; the lock file names it to a waiting writer. None: ``sys.argv[1:]``.
+command_line: list[str] | None = None
+#: Seconds between two tries of a waiting writer (the wait is wall time: another process works).
+LOCK_POLL = 0.05
+#: Polls without a readable holder after which a waiting writer says it waits anyway.
+_ANNOUNCE_AFTER = 10
+
+
+class ClusterBusy(Exception):
+    """The cluster is being served by ``k8semu serve``: a writing command fails at once (exit 1)."""
+
+
+class _Held:
+    """This process's hold of one lock file: its descriptor and how many opens share it."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.count = 1
+
+
+#: lock file (real path) -> this process's hold of it; a process takes a lock once and shares it
+#: among its own opens (flock would otherwise make a second open in one process wait for itself)
+_HELD: dict[str, _Held] = {}
+
+
+class ClusterLock:
+    """One acquisition of a cluster file's writer lock (:func:`lock_cluster`).
+
+    :meth:`release` is idempotent; the lock is given up when the last
+    acquisition in this process is released (the lock file is emptied first,
+    so it never names a process that no longer holds it), or when the process
+    ends, however it ends (the kernel drops a ``flock`` with its descriptor).
+    """
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.released = False
+
+    def release(self) -> None:
+        """Give this acquisition back."""
+        if self.released:
+            return
+        self.released = True
+        held = _HELD.get(self.key)
+        if held is None:
+            return
+        held.count -= 1
+        if held.count:
+            return
+        del _HELD[self.key]
+        try:
+            os.ftruncate(held.fd, 0)
+        except OSError:
+            pass
+        os.close(held.fd)  # drops the flock
+
+
+def held_locks() -> set[str]:
+    """The lock files (real paths) this process holds."""
+    return set(_HELD)
+
+
+def release_locks(keep: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+    """Give up every lock this process holds but those in ``keep``, whatever their count."""
+    for key in set(_HELD) - set(keep):
+        _HELD[key].count = 1
+        ClusterLock(key).release()
+
+
+def lock_path(path: str | os.PathLike[str]) -> Path:
+    """The lock file of a cluster file: ``cluster.log.lock`` beside it (beside its target, for a symlink)."""
+    real = Path(os.path.realpath(path))
+    return real.with_name(real.name + ".lock")
+
+
+def lock_holder(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """Who the lock file of cluster file ``path`` says holds it: ``{"pid", "command", "serve"[,
+    "kubeconfig"]}``, or None (free, being taken, or naming a process that is gone).
+
+    What the file says is meaningful only while its lock is held; a reader that
+    finds the lock taken reads it to say whom it waits for.
+    """
+    import orjson
+
+    try:
+        info = orjson.loads(lock_path(path).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    if not isinstance(info, dict) or not isinstance(info.get("pid"), int):
+        return None
+    try:
+        os.kill(info["pid"], 0)
+    except ProcessLookupError:
+        return None  # left by a process killed outright; the lock is someone else's now
+    except PermissionError:
+        pass
+    return info
+
+
+def lock_cluster(path: str | os.PathLike[str], *, serve: bool = False, kubeconfig: str | None = None) -> ClusterLock:
+    """Take the writer lock of cluster file ``path`` (see the module docstring), waiting for it.
+
+    While another process holds it, this polls every :data:`LOCK_POLL` seconds
+    and says once on stderr ``waiting for k8semu (pid N: COMMAND) to finish
+    with PATH``. Once held, the lock file records this process (pid, command,
+    ``serve`` and, for ``k8semu serve``, its ``kubeconfig``).
+
+    Raises:
+        ClusterBusy: the holder is (or becomes, while this waits) ``k8semu serve``.
+    """
+    lp = lock_path(path)
+    key = str(lp)
+    held = _HELD.get(key)
+    if held is not None:
+        held.count += 1
+        return ClusterLock(key)
+    lp.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lp, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        _wait_for_lock(fd, path)
+        info: dict[str, Any] = {"pid": os.getpid(), "command": _command_text(), "serve": serve}
+        if kubeconfig:
+            info["kubeconfig"] = str(kubeconfig)
+        import orjson
+
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, orjson.dumps(info) + b"\n", 0)
+    except BaseException:
+        os.close(fd)
+        raise
+    _HELD[key] = _Held(fd)
+    return ClusterLock(key)
+
+
+def _wait_for_lock(fd: int, path: str | os.PathLike[str]) -> None:
+    """Take the flock on ``fd``, polling while another process holds it (see :func:`lock_cluster`)."""
+    announced = False
+    polls = 0
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            pass
+        holder = lock_holder(path)
+        if holder is not None and holder.get("serve"):
+            kubeconfig = holder.get("kubeconfig")
+            how = f"export KUBECONFIG={kubeconfig}" if kubeconfig else "the kubeconfig it wrote"
+            raise ClusterBusy(f"{path} is being served by k8semu serve (pid {holder['pid']}): use kubectl "
+                              f"with its kubeconfig ({how}), or stop the server first")
+        polls += 1
+        if not announced and (holder is not None or polls >= _ANNOUNCE_AFTER):
+            command = str(holder.get("command", "")) if holder else ""
+            if len(command) > 60:
+                command = command[:59] + "…"
+            who = f"k8semu (pid {holder['pid']}: {command})" if holder else "another k8semu"
+            print(f"waiting for {who} to finish with {path}", file=sys.stderr, flush=True)
+            announced = True
+        time.sleep(LOCK_POLL)
+
+
+def _command_text() -> str:
+    """The running command for the lock file: ``apply -f web.yaml`` (without ``--cluster PATH``)."""
+    argv = list(command_line if command_line is not None else sys.argv[1:])
+    words: list[str] = []
+    skip = False
+    for word in argv:
+        if skip:
+            skip = False
+        elif word == "--cluster":
+            skip = True
+        elif not word.startswith("--cluster="):
+            words.append(word)
+    return " ".join(words)

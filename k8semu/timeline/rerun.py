@@ -49,6 +49,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+import trio
+
 from ..store import EventLog, Record
 from ..store.logfile import LogWriter
 from ..store.record import ADDED, DELETED, MODIFIED
@@ -487,14 +489,26 @@ def _reset_listeners(log: EventLog, keep: Callable[[Record], None]) -> None:
 
 
 def run_session_like(cluster: Any, session_start: dict[str, Any], end_t: float | None,
-                     body: Callable[[Any], Any]) -> bool:
+                     body: Callable[[Any], Any], *, stop_at: float | None = None) -> bool:
     """Run the components as :func:`k8semu.cli.session.run_session` did for a session
     whose start mark is ``session_start``: ``body(rt)``, then settle (with the recorded
-    limit) or run for the recorded duration. Returns ``settled``."""
+    limit) or run for the recorded duration. Returns ``settled``.
+
+    ``stop_at``: the virtual time an interrupted session (Ctrl-C; its end mark has
+    ``"interrupted": true``) stopped at — the CLI stops between two instants, after every
+    write of the last one, so stopping the replay at that time ends it at the same record.
+    """
     from ..sim.components import default_factories
     from ..sim.runtime import run_cluster
 
     async def main(rt: Any) -> bool:
+        if stop_at is None:
+            return await session(rt)
+        with trio.move_on_at(stop_at):
+            return await session(rt)
+        return False
+
+    async def session(rt: Any) -> bool:
         await body(rt)
         if "for" in session_start:
             if end_t is not None:
@@ -527,7 +541,8 @@ def replay(log: EventLog, *, until: int | None = None, skip: frozenset[int] = fr
 
     Raises:
         ReplayError: the log has no session marks (written before sessions were
-            recorded), or was imported (use :func:`~k8semu.timeline.importers.reenact`).
+            recorded), was imported (use :func:`~k8semu.timeline.importers.reenact`), or
+            holds a session run by ``k8semu serve`` before ``until``.
     """
     import trio
 
@@ -540,6 +555,11 @@ def replay(log: EventLog, *, until: int | None = None, skip: frozenset[int] = fr
     if not sessions and log.revision:
         raise ReplayError("the log has no session marks (it was written before k8semu recorded sessions), "
                           "so it cannot be re-executed; history, diff and --at still work on it")
+    limit = log.revision if until is None else until
+    served = next((s for s in sessions if s.start.get("serve") and s.start_rev < limit), None)
+    if served is not None:
+        raise ReplayError(f"revision {served.start_rev}: a session run by k8semu serve ran in real time and "
+                          f"cannot be re-executed; replay until {served.start_rev} verifies what came before")
     for w in (w for s in sessions for w in s.waits):
         if w.get("op") not in _WAITS:
             raise ReplayError(f"revision {w['rev']}: a command's wait of an unknown kind {w.get('op')!r} "
@@ -643,8 +663,9 @@ def replay(log: EventLog, *, until: int | None = None, skip: frozenset[int] = fr
                 await issue(rt, rec)
 
         end_t = float(s.end["t"]) if s.end is not None else None
+        stop = end_t if s.end is not None and s.end.get("interrupted") else None
         try:
-            run_session_like(cluster, s.start, end_t, body)
+            run_session_like(cluster, s.start, end_t, body, stop_at=stop)
         except BaseException as e:  # noqa: BLE001 - unwrap the nursery's exception group
             if not _only_stop(e):
                 raise
@@ -825,7 +846,8 @@ def fork(log: EventLog, at: int, out: str | os.PathLike[str], *, manifests: list
                     issue(cluster.api, recs)
 
                 end_t = cluster.time + duration if duration is not None and "for" in s.start else None
-                close_session(run_session_like(cluster, s.start, end_t, body))
+                stop = cluster.time + duration if duration is not None and s.end.get("interrupted") else None
+                close_session(run_session_like(cluster, s.start, end_t, body, stop_at=stop))
             n = cluster.log.revision
         finally:
             cluster.close()

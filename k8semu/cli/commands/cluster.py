@@ -14,7 +14,7 @@ import argparse
 from ...sim.cluster import Cluster
 from ...sim.config import ClusterConfig
 from ..output import die
-from ..session import cluster_path, open_cluster
+from ..session import cluster_path, lock_cluster, open_cluster
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -44,13 +44,24 @@ def run(args: argparse.Namespace) -> int:
             if args.nodes is not None and args.nodes < 0:
                 return die(f"--nodes must be 0 or more (worker nodes), not {args.nodes}")
             config = ClusterConfig.default(3 if args.nodes is None else args.nodes)
-        Cluster.create(path, seed=args.seed, config=config, kubeadm_addons=not args.bare).close()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = lock_cluster(path)  # ClusterBusy (serve) is main()'s one-line error
+        try:
+            if path.exists():  # created while this waited for the lock
+                return die(f'a cluster already exists at "{path}"')
+            Cluster.create(path, seed=args.seed, config=config, kubeadm_addons=not args.bare).close()
+        finally:
+            lock.release()
         print(f'cluster created: {_node_counts(config.nodes)} ("{path}", seed {args.seed})')
         return 0
     if args.action == "delete":
         if not path.exists():
             return die(f'no cluster at "{path}"')
-        path.unlink()
+        lock = lock_cluster(path)  # not while a command writes to it or serve serves it
+        try:
+            path.unlink()
+        finally:
+            lock.release()
         print(f'cluster at "{path}" deleted')
         return 0
     cluster = open_cluster(args, read_only=True)

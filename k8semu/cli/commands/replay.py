@@ -9,6 +9,12 @@ manifests applied and/or recorded inputs left out (e.g. a fault), re-issuing
 the later recorded inputs; compare with ``k8semu diff``. An imported log
 (``k8semu import``) is re-enacted instead, with a report of where k8semu's
 components differed from the recorded ones. See ``docs/replay.md``.
+
+Sessions run by ``k8semu serve`` (marked ``"serve": true``) ran in real time,
+so they cannot be re-executed identically: a replay (or fork) that would
+have to run one is refused with one line naming its revisions, and the
+tools that only read the log (history, diff, ``--at``, timeline, bisect)
+work on it; ``--until`` a revision before it verifies what came before.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ...timeline import fork, open_log, replay, resolve_point, write_log
+    from ...timeline import fork, open_log, replay, resolve_point, sessions_of, write_log
     from ...timeline.importers import reenact
 
     log = open_log(args.log)
@@ -44,10 +50,17 @@ def run(args: argparse.Namespace) -> int:
         for line in report.lines():
             print(line)
         return 0
+    sessions = sessions_of(log)
+    if not sessions and log.revision:
+        return die("the log has no session marks (it was written by a k8semu older than session recording), "
+                   "so it cannot be re-executed; history, diff, --at and timeline still work on it")
     if args.fork_at:
         if not args.out:
             return die("--fork-at needs --out NEW.log")
         at = resolve_point(log, args.fork_at)[0]
+        served = _served(log, sessions, None)  # the prefix and every later session are run again
+        if served:
+            return die(_served_message(served, log, fork=True))
         skip = frozenset(int(x) for x in args.skip.split(",") if x.strip())
         prefix, n = fork(log, at, args.out, manifests=args.filename, skip=skip)
         if not prefix.identical:
@@ -59,6 +72,9 @@ def run(args: argparse.Namespace) -> int:
     until = resolve_point(log, args.until)[0] if args.until else None
     if args.out and until is None:
         return die("--out needs --until or --fork-at")
+    served = _served(log, sessions, log.revision if until is None else until)
+    if served:
+        return die(_served_message(served, log))
     result = replay(log, until=until)
     wall = time.perf_counter() - started
     if not result.identical:
@@ -71,3 +87,35 @@ def run(args: argparse.Namespace) -> int:
         n = write_log(result.cluster.log, args.out, until=until)
         print(f"wrote {args.out} ({n} records, revision {until})")
     return 0
+
+
+def _served(log, sessions: list, stop_at: int | None) -> list[tuple[int, int]]:
+    """The revision ranges ``(first, last)`` of the sessions ``k8semu serve`` ran that a replay
+    up to ``stop_at`` would have to re-execute (None: all of them, as a fork re-runs every session).
+    A range is empty (``first > last``) when the server wrote nothing."""
+    out = []
+    for i, s in enumerate(sessions):
+        if not s.start.get("serve"):
+            continue
+        if stop_at is not None and s.start_rev >= stop_at:
+            continue  # a replay stops before it starts
+        end = s.end_rev
+        if end is None:  # the server was killed: it ran until the next session, or the head
+            end = sessions[i + 1].start_rev if i + 1 < len(sessions) else log.revision
+        out.append((s.start_rev + 1, end))
+    return out
+
+
+def _served_message(served: list[tuple[int, int]], log, *, fork: bool = False) -> str:
+    """One line: which revisions ``k8semu serve`` wrote, why they cannot be re-executed, what works."""
+    def span(first: int, last: int) -> str:
+        return (f"revisions {first}..{last}" if first < last else f"revision {first}" if first == last
+                else f"at revision {last}, no writes")
+
+    one = len(served) == 1
+    what = "a session" if one else f"{len(served)} sessions"
+    first = served[0][0]
+    before = "" if fork or first <= 1 else f"; replay --until {first - 1} verifies what came before"
+    return (f"the log holds {what} run by k8semu serve ({'; '.join(span(a, b) for a, b in served)}), which "
+            f"ran in real time and cannot be re-executed{before}; history, diff, --at, timeline and bisect "
+            f"work on {'it' if one else 'them'}")

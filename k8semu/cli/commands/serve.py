@@ -8,6 +8,16 @@ cluster CA, the admin bearer token) and prints ``export KUBECONFIG=…``.
 Ctrl-C (SIGINT) or SIGTERM stops it: open watches end, the components stop,
 and the log is closed with every acknowledged write in it (the log flushes
 each write before the API answers).
+
+The server holds the cluster's writer lock for its whole life
+(:func:`k8semu.cli.session.lock_cluster`, recording its kubeconfig): a
+``k8semu`` command that would write to the log meanwhile fails at once,
+telling the user to use kubectl; read-only commands (``get``, ``history``,
+``--at``…) work on the log as it is being written. What it serves is one
+session in the log, bracketed by ``{"type":"SESSION",…,"serve":true}`` marks
+(start: revision, virtual time, ``speed``; end: revision and virtual time
+reached). It ran in real time, so ``k8semu replay`` cannot re-execute it;
+history, diff, ``--at``, timeline and bisect read it as any other session.
 """
 
 from __future__ import annotations
@@ -60,10 +70,15 @@ def run(args: argparse.Namespace) -> int:
     if args.token_file:
         tokens.update(parse_token_file(Path(args.token_file).read_text()))
     path = cluster_path(args)
-    cluster = open_cluster(args, create=True)
-    creds = load_credentials(path.parent / "pki")
-    tokens[creds.admin_token] = admin_user()
     kubeconfig = Path(args.kubeconfig or DEFAULT_KUBECONFIG).absolute()
+    cluster = open_cluster(args, create=True, serve={"kubeconfig": str(kubeconfig)})
+    try:
+        creds = load_credentials(path.parent / "pki")
+    except BaseException:
+        cluster.close()
+        raise
+    tokens[creds.admin_token] = admin_user()
+    started_at = cluster.time  # the virtual time the session starts at (the clock runs from here)
     cluster.clock.set_speed(args.speed)
 
     async def body(rt) -> None:
@@ -88,8 +103,15 @@ def run(args: argparse.Namespace) -> int:
                     print(f"export KUBECONFIG={kubeconfig}", flush=True)
                 background.cancel_scope.cancel()  # the server stopped
 
+    log = cluster.log
     try:
-        run_cluster(cluster, body, default_factories(cluster))
+        log.mark({"type": "SESSION", "event": "start", "rev": log.revision, "t": started_at,
+                  "argv": [os.path.basename(sys.argv[0])] + list(sys.argv[1:]),
+                  "rng": getattr(cluster, "opened_as", "reopen"), "serve": True, "speed": args.speed})
+        try:
+            run_cluster(cluster, body, default_factories(cluster))
+        finally:
+            log.mark({"type": "SESSION", "event": "end", "rev": log.revision, "t": cluster.time, "serve": True})
     finally:
         cluster.close()
     print("k8semu: stopped", file=sys.stderr)
