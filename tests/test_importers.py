@@ -49,10 +49,36 @@ def test_audit_delete_of_an_object_that_predates_the_recording(tmp_path):
     assert any("not found" in msg or "invalid" in msg for _, msg in report.refused)
 
 
-def test_metadata_level_reads_import_as_nothing(tmp_path):
+def test_metadata_level_reads_import_as_nothing(capsys, tmp_path):
     res = import_audit(TRACES / "audit2rbac-demo.log", tmp_path / "rbac.log")
     assert (res.records, res.inputs) == (0, 0)
+    assert res.skipped == {"read (get)": 23, "read (list)": 14}  # 11 of the lists were refused (403)
     assert open_log(tmp_path / "rbac.log").revision == 0
+    out = tmp_path / "a.log"
+    code, text, _ = k(capsys, "import", "audit", TRACES / "audit2rbac-demo.log", "--out", out)
+    assert (code, text) == (0, f"wrote {out}: 0 records, 0 inputs; skipped 37: 23 read (get), 14 read (list)\n")
+
+
+def test_every_audit_event_not_imported_is_counted_by_reason(capsys, tmp_path):
+    base = {"apiVersion": "audit.k8s.io/v1", "kind": "Event", "level": "Metadata", "stage": "ResponseComplete",
+            "user": {"username": "alice"}, "responseStatus": {"code": 200}, "stageTimestamp": "2024-01-01T00:00:00Z",
+            "objectRef": {"resource": "pods", "namespace": "default", "name": "p", "apiVersion": "v1"}}
+    events = [
+        {**base, "auditID": "1", "verb": "create", "stage": "RequestReceived"},
+        {**base, "auditID": "1", "verb": "create"},
+        {**base, "auditID": "2", "verb": "watch"},
+        {**base, "auditID": "3", "verb": "deletecollection"},
+        {**base, "auditID": "4", "verb": "delete", "responseStatus": {"code": 404}},
+        {**base, "auditID": "5", "verb": "create", "level": "RequestResponse",
+         "objectRef": {**base["objectRef"], "subresource": "eviction"}},
+    ]
+    src = tmp_path / "events.jsonl"
+    src.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in events))
+    out = tmp_path / "e.log"
+    code, text, _ = k(capsys, "import", "audit", src, "--out", out)
+    assert (code, text) == (0, f"wrote {out}: 0 records, 0 inputs; skipped 6: 1 failed request, "
+                               "1 level Metadata (no object), 1 read (watch), 1 stage RequestReceived, "
+                               "1 subresource eviction, 1 verb deletecollection\n")
 
 
 def test_audit_event_list_and_request_response(tmp_path):

@@ -392,17 +392,20 @@ def test_port_forward_to_a_port_nothing_serves(server, pf_lab):
     assert err.endswith("error: lost connection to pod\n")
 
 
-def test_port_forward_with_an_old_kubectl_says_what_it_needs(server, pf_lab):
-    exe = _versioned("1.27")
+@pytest.mark.parametrize("minor", ["1.27", "1.30"])
+def test_port_forward_with_an_old_kubectl_over_spdy(server, pf_lab, minor):
+    # kubectl <= 1.30 upgrades the connection to SPDY/3.1 (no WebSocket tunnel)
+    exe = _versioned(minor)
     if exe is None:
-        pytest.skip("kubectl.1.27 not installed beside kubectl")
-    pf = PortForward(server, "-n", "pf", f"pod/{pf_lab}", ":80", binary=exe)
+        pytest.skip(f"kubectl.{minor} not installed beside kubectl")
+    pf = PortForward(server, "-n", "pf", "service/web", ":80", binary=exe)
     try:
-        assert pf.proc.wait(60) == 1
+        port = pf.local_port()
+        for _ in range(2):
+            status, headers, body = _get(port)
+            assert status == 200 and "<h1>Welcome to nginx!</h1>" in body
     finally:
-        err = pf.stop()
-    assert err == ("error: error upgrading connection: k8semu serve: port-forward needs kubectl ≥ 1.31 "
-                   "(WebSocket); SPDY upgrades are not supported\n")
+        pf.stop()
 
 
 def test_a_keep_alive_connection_is_never_closed_after_n_requests(server):

@@ -360,13 +360,14 @@ async def test_rejections_before_the_upgrade(app):
                                                  '"pods/portforward" in API group "" in the namespace "default"')
         code, st = await Tunnel(app, nursery, base + "web/portforward", token="bogus").open()
         assert code == 401
+        # exec is served too (no longer a 404); this pod is not scheduled
         code, st = await Tunnel(app, nursery, base + "web/exec").open()
-        assert code == 404
+        assert code == 400 and st["message"] == "pod web does not have a host assigned"
         code, st = await Tunnel(app, nursery, base + "web/portforward", subprotocols=("v4.channel.k8s.io",)).open()
         assert code == 400 and "SPDY/3.1+portforward.k8s.io" in st["message"]
 
 
-async def test_a_spdy_upgrade_gets_a_clear_400(app):
+async def test_a_spdy_upgrade_reaching_the_asgi_app_gets_a_clear_400(app):
     _start(app.api, NGINX_POD)
     headers = [(b"authorization", f"Bearer {ADMIN}".encode()), (b"connection", b"Upgrade"),
                (b"upgrade", b"SPDY/3.1"), (b"x-stream-protocol-version", b"portforward.k8s.io")]
@@ -381,7 +382,6 @@ async def test_a_spdy_upgrade_gets_a_clear_400(app):
         sent.append(msg)
 
     await app(scope, receive, send)
-    assert sent[0]["status"] == 400
+    assert sent[0]["status"] == 400  # served by server.upgrade before the ASGI app, never here
     st = orjson.loads(sent[1]["body"])
-    assert st["message"] == ("k8semu serve: port-forward needs kubectl ≥ 1.31 (WebSocket); "
-                             "SPDY upgrades are not supported")
+    assert st["message"] == portforward.SPDY_UNSUPPORTED

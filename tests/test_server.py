@@ -303,10 +303,54 @@ async def test_log_of_a_waiting_container_is_kubelets_error(app):
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
            "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
     await call_json(app, "POST", "/api/v1/namespaces/default/pods", pod)
+    code, _, body = await call(app, "GET", "/api/v1/namespaces/default/pods/p/log?container=c")
+    assert (code, body) == (200, b"")  # not bound yet: upstream's LogLocation is empty
+    _bind(app.api, "p", {"waiting": {"reason": "ContainerCreating"}})  # on a node, never ran
     code, st = await call_json(app, "GET", "/api/v1/namespaces/default/pods/p/log?container=c")
     assert code == 400 and st["message"] == 'container "c" in pod "p" is waiting to start: ContainerCreating'
     code, st = await call_json(app, "GET", "/api/v1/namespaces/default/pods/p/log?container=x")
     assert code == 400 and st["message"] == "container x is not valid for pod p"
+
+
+async def test_log_of_a_container_in_crash_loop_back_off_is_its_last_run(app):
+    # the kubelet serves lastState.terminated's log while the container waits to restart
+    api = app.api
+    api.create("pods", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                        "spec": {"containers": [{"name": "c", "image": "busybox",
+                                                 "command": ["sh", "-c", "echo starting; sleep 2; echo fatal; exit 1"]}]}},
+               namespace="default")
+    t0 = api.timestamp()
+    last = {"exitCode": 1, "reason": "Error", "startedAt": t0, "finishedAt": api.timestamp(api.now + 2),
+            "containerID": "containerd://abc"}
+    _bind(api, "p", {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 10s restarting failed container"}},
+          last)
+    for path in ("log?container=c", "log", "log?previous=true"):
+        code, _, body = await call(app, "GET", f"/api/v1/namespaces/default/pods/p/{path}")
+        assert (code, body) == (200, b"starting\nfatal\n")
+
+
+async def test_log_of_a_container_whose_image_cannot_be_pulled(app):
+    api = app.api
+    api.create("pods", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                        "spec": {"containers": [{"name": "c", "image": "nginx:nope"}]}}, namespace="default")
+    _bind(api, "p", {"waiting": {"reason": "ImagePullBackOff", "message": 'Back-off pulling image "nginx:nope"'}})
+    code, st = await call_json(app, "GET", "/api/v1/namespaces/default/pods/p/log")
+    assert code == 400 and st["message"] == ('container "c" in pod "p" is waiting to start: '
+                                             'trying and failing to pull image')
+    code, st = await call_json(app, "GET", "/api/v1/namespaces/default/pods/p/log?previous=true")
+    assert code == 400 and st["message"] == 'previous terminated container "c" in pod "p" not found'
+
+
+def _bind(api, name, state, last=None):
+    """Bind pod ``name`` to a new node and give its container ``c`` the status ``state``/``lastState``."""
+    api.create("nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}})
+    api.bind(name, {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name},
+                    "target": {"kind": "Node", "name": "n1"}}, namespace="default")
+    pod = api.get("pods", name, namespace="default")
+    cs = {"name": "c", "ready": False, "restartCount": 1 if last else 0, "image": "busybox", "imageID": "",
+          "state": state, "lastState": {"terminated": last} if last else {}}
+    api.update("pods", {**pod, "status": {"phase": "Running" if last else "Pending", "containerStatuses": [cs]}},
+               namespace="default", subresource="status")
 
 
 async def test_log_lines_of_a_running_container(app):
@@ -314,10 +358,8 @@ async def test_log_lines_of_a_running_container(app):
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
            "spec": {"containers": [{"name": "c", "image": "busybox",
                                     "command": ["sh", "-c", "echo one; echo two; echo three; sleep 3600"]}]}}
-    created = api.create("pods", pod, namespace="default")
-    status = {"phase": "Running", "containerStatuses": [{"name": "c", "ready": True, "restartCount": 0, "image": "busybox",
-              "imageID": "", "state": {"running": {"startedAt": api.timestamp()}}}]}
-    api.update("pods", {**created, "status": status}, namespace="default", subresource="status")
+    api.create("pods", pod, namespace="default")
+    _bind(api, "p", {"running": {"startedAt": api.timestamp()}})
     code, headers, body = await call(app, "GET", "/api/v1/namespaces/default/pods/p/log?container=c")
     assert code == 200 and headers[b"content-type"] == b"text/plain"
     assert body == b"one\ntwo\nthree\n"

@@ -1,14 +1,28 @@
 """The node lifecycle controller and the taint-eviction controller.
 
 Node lifecycle (upstream ``pkg/controller/nodelifecycle``, actor
-``node-lifecycle-controller``), every ``node_monitor_period`` (5 s):
+``node-lifecycle-controller``, events from ``node-controller``), every
+``node_monitor_period`` (5 s):
 
+- a Node it has not seen before gets the event ``RegisteredNode`` ``Node X
+  event: Registered Node X in Controller``, and one that is gone ``RemovingNode``
+  ``Node X event: Removing Node X from Controller`` (upstream's
+  ``monitorNodeHealth`` / ``classifyNodes`` / ``RecordNodeEvent``). Upstream
+  keeps the known nodes in memory, so a restarted kube-controller-manager
+  registers every node again; here the controllers start afresh with every
+  CLI command but stand for one controller-manager that keeps running, so the
+  known set is rebuilt from this controller's earlier ``RegisteredNode`` /
+  ``RemovingNode`` events: once per Node object (per UID), whatever the number
+  of commands;
 - a node's last heartbeat is the later of its Lease's ``renewTime`` and its
   Ready condition's ``lastHeartbeatTime``; once ``node_monitor_grace_period``
   (40 s) passes without one, every node condition becomes ``Unknown`` with
   reason ``NodeStatusUnknown``, message ``Kubelet stopped posting node
-  status.``, and the pods on the node get their Ready condition set False
-  (event ``NodeNotReady`` on each pod);
+  status.``; when Ready was ``True`` before, the Node gets the event
+  ``NodeNotReady`` ``Node X status is now: NodeNotReady``
+  (``RecordNodeStatusChange``) and then each pod on the node its Ready
+  condition set False and a Warning event ``NodeNotReady`` ``Node is not
+  ready`` (``MarkPodsNotReady``);
 - taints follow the Ready condition (TaintNodesByCondition and taint-based
   eviction): Unknown → ``node.kubernetes.io/unreachable`` NoSchedule and
   NoExecute, False → ``node.kubernetes.io/not-ready`` NoSchedule and
@@ -41,7 +55,7 @@ from ..api.apiserver import MERGE_PATCH, STRATEGIC_MERGE_PATCH, APIServer
 from ..api.meta import parse_time
 from ..api.scheduling import tolerates_taint
 from ..client.component import Component
-from ..client.events import NORMAL, EventRecorder
+from ..client.events import NORMAL, WARNING, EventRecorder
 from ..client.informer import EventHandler, node_name_index
 
 __all__ = ["NodeLifecycleController", "TaintEvictionController", "UNREACHABLE", "NOT_READY", "tolerates"]
@@ -88,6 +102,7 @@ class NodeLifecycleController(Component):
         self.pods = self.informer("pods", indexers={"node": node_name_index})
         self.events = EventRecorder(api, self.ctx, "node-controller")
         self._last_taint_time: dict[str, float] = {}  # zone -> virtual time of the last NoExecute taint
+        self._known: dict[str, str] | None = None  # uid -> name of the nodes registered (knownNodeSet)
 
     def _last_heartbeat(self, node: dict[str, Any]) -> float | None:
         name = node["metadata"]["name"]
@@ -128,12 +143,60 @@ class NodeLifecycleController(Component):
         """One monitoring pass over every node (in name order)."""
         now = self.api.now
         nodes = self.nodes.indexer.list()
+        self._classify(nodes)
         for node in nodes:
             try:
                 self._check_node(node, now)
             except errors.StatusError:
                 continue  # retried on the next pass
         self._reconcile_taints(now)
+
+    def _known_nodes(self) -> dict[str, str]:
+        """uid -> name of the Nodes this controller has registered and not removed.
+
+        Read once from its own ``RegisteredNode`` / ``RemovingNode`` events (the
+        controller-manager runs on across CLI commands), then kept in memory.
+        """
+        if self._known is None:
+            self._known = {}
+            try:
+                events = self.api.list("events", namespace="default", ctx=self.ctx,
+                                       field_selector="involvedObject.kind=Node,source=node-controller")["items"]
+            except errors.StatusError:
+                events = []
+            gone = set()
+            for ev in events:
+                inv = ev.get("involvedObject") or {}
+                if not inv.get("uid"):
+                    continue
+                if ev.get("reason") == "RegisteredNode":
+                    self._known[inv["uid"]] = inv.get("name", "")
+                elif ev.get("reason") == "RemovingNode":
+                    gone.add(inv["uid"])
+            for uid in gone:
+                self._known.pop(uid, None)
+        return self._known
+
+    def _classify(self, nodes: list[dict[str, Any]]) -> None:
+        """``RegisteredNode`` for each new Node, ``RemovingNode`` for each one gone (``classifyNodes``)."""
+        known = self._known_nodes()
+        present = set()
+        for node in nodes:
+            meta = node["metadata"]
+            present.add(meta["uid"])
+            if meta["uid"] not in known:
+                self._node_event(meta["name"], meta["uid"], "RegisteredNode",
+                                 f"Registered Node {meta['name']} in Controller")
+                known[meta["uid"]] = meta["name"]
+        for uid, name in sorted(known.items(), key=lambda kv: (kv[1], kv[0])):
+            if uid not in present:
+                self._node_event(name, uid, "RemovingNode", f"Removing Node {name} from Controller")
+                del known[uid]
+
+    def _node_event(self, name: str, uid: str, reason: str, event: str) -> None:
+        """Upstream's ``RecordNodeEvent``: a Normal event about the Node ``name``/``uid``."""
+        ref = {"kind": "Node", "apiVersion": "v1", "metadata": {"name": name, "uid": uid}}
+        self.events.event(ref, NORMAL, reason, f"Node {name} event: {event}")
 
     def _check_node(self, node: dict[str, Any], now: float) -> None:
         ready = _condition(node, "Ready")
@@ -152,7 +215,10 @@ class NodeLifecycleController(Component):
         name = node["metadata"]["name"]
         self.api.patch("nodes", name, {"status": {"conditions": conds}}, STRATEGIC_MERGE_PATCH,
                        subresource="status", ctx=self.ctx, field_validation="Ignore")
-        self._mark_pods_not_ready(name, stamp)
+        if ready.get("status") == "True":  # reported once, when Ready leaves True
+            ref = {"kind": "Node", "apiVersion": "v1", "metadata": {"name": name, "uid": node["metadata"]["uid"]}}
+            self.events.event(ref, NORMAL, "NodeNotReady", f"Node {name} status is now: NodeNotReady")
+            self._mark_pods_not_ready(name, stamp)
 
     def _mark_pods_not_ready(self, node_name: str, stamp: str) -> None:
         for pod in self.pods.indexer.by_index("node", node_name):
@@ -171,7 +237,7 @@ class NodeLifecycleController(Component):
                                field_validation="Ignore")
             except errors.StatusError:
                 continue
-            self.events.event(pod, NORMAL, "NodeNotReady", "Node is not ready")
+            self.events.event(pod, WARNING, "NodeNotReady", "Node is not ready")
 
     # ------------------------------------------------------------------ taints
     def _wanted_taints(self, node: dict[str, Any], disrupted: bool) -> list[dict[str, Any]]:

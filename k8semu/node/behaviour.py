@@ -98,8 +98,12 @@ __all__ = [
     "Run",
     "StartupChanged",
     "UsageChanged",
+    "ExecNotFound",
+    "SHELLS",
+    "ShellSession",
     "build_program",
     "container_env",
+    "exec_command",
     "expand_kube_vars",
     "http_answer",
     "image_pull_result",
@@ -973,6 +977,7 @@ class _Shell:
         self.errexit = False
         self.cond = 0
         self.probe = probe
+        self.in_exec = False  # a process started by exec (see exec_command), not the container's own
 
     def child(self) -> _Shell:
         sub = _Shell.__new__(_Shell)
@@ -1459,6 +1464,9 @@ class _Shell:
         name = argv[0].rsplit("/", 1)[-1] if "/" in argv[0] else argv[0]
         handler = _COMMANDS.get(name)
         if handler is None:
+            if self.in_exec and ("/" not in argv[0] or self.read_file(argv[0]) is None):
+                io.err(f"sh: {argv[0]}: not found\n")  # busybox; the image has no such program
+                return 127
             return (yield from self.unknown(argv, io))
         return (yield from handler(self, argv, io))
 
@@ -1469,6 +1477,8 @@ class _Shell:
         script = self.read_file(argv[0]) if "/" in argv[0] else None
         if script is not None and script.startswith("#!") and re.match(r"#!\s*\S*(sh|bash)\b", script):
             return (yield from _run_script_text(self, script, argv[0], argv[1:], io))
+        if self.in_exec:  # exec'd, e.g. `python manage.py migrate`: ends at once, as in an exec probe
+            return 0
         return (yield from self.serve())
 
     def serve(self, cpu: int | None = None, memory: int | None = None, *, term_exits: bool = True) -> Gen:
@@ -3114,6 +3124,166 @@ class Run:
             return e.code == 0
         finally:
             self.now = saved_now
+
+
+# --------------------------------------------------------------------------- exec (kubectl exec)
+
+
+class ExecNotFound(Exception):
+    """The runtime cannot start an exec'd command: ``argv[0]`` is not a program of the container.
+
+    ``str(e)`` is runc's reason, which containerd wraps into the exec's error: ``exec: "foo":
+    executable file not found in $PATH`` for a name, ``exec: "/x": stat /x: no such file or
+    directory`` for a path.
+    """
+
+
+#: Shells whose exec with stdin and no script is an interactive session (:class:`ShellSession`).
+SHELLS = frozenset({"sh", "bash", "ash", "dash", "ksh"})
+
+
+def _exec_shell(run: Run, env: Mapping[str, str] | None) -> _Shell:
+    sh = _Shell(run)
+    sh.in_exec = True
+    if env:
+        sh.vars.update(env)
+        run.exported.update(env)
+    return sh
+
+
+def _timed(run: Run, gen: Gen) -> Gen:
+    """``gen`` for a caller that resumes it at (or after) each time it yields; ``run.now`` follows."""
+    try:
+        t = next(gen)
+        while True:
+            yield t
+            if _INF > t > run.now:
+                run.now, run.steps = t, 0
+            t = next(gen)
+    except StopIteration as stop:
+        return int(stop.value or 0) & 255
+    except _Exit as e:
+        return e.code
+    except _LoopCtl:
+        return 0
+    except _Killed:  # the container ended meanwhile (e.g. OOM-killed by this process)
+        return 137
+
+
+def exec_command(run: Run, argv: Sequence[str], out: Callable[[str], None], err: Callable[[str], None],
+                 stdin: Any = "", *, env: Mapping[str, str] | None = None) -> Gen:
+    """Start ``argv`` in the running container ``run``, as the runtime's exec does (``kubectl exec``).
+
+    The process sees the container's environment (plus ``env``, e.g. ``TERM`` for a terminal), its
+    files (what it writes stays in ``run``) and the commands of :func:`build_program`'s interpreter.
+    Unlike the container's own command line, a program this module does not know is missing: at the
+    top it raises :class:`ExecNotFound`, inside a shell script it prints busybox's
+    ``sh: foo: not found`` (status 127). A known program run in a way the model cannot interpret
+    (``python manage.py migrate``) ends at once with 0, as in an ``exec`` probe; servers run until
+    stopped. Background jobs (``cmd &``) do not run.
+
+    Args:
+        out, err: receive the process's stdout / stderr text as it is written.
+        stdin: a str (all of the input), or an object with ``read_all()`` / ``read_line()`` that return
+            None while more input may come (the command then waits: it yields ``math.inf``) and, for
+            ``read_line``, False at the end.
+
+    Returns:
+        A generator like a program's: it yields the virtual time (seconds) it wants to be resumed at
+        (``math.inf``: waiting for input, or forever) and returns the exit status (0-255; 137 when the
+        container was killed meanwhile). ``run.now`` follows the times it is resumed at.
+
+    Raises:
+        ExecNotFound: ``argv[0]`` is neither a known program nor a file of the container.
+    """
+    sh = _exec_shell(run, env)
+    name = argv[0] if argv else ""
+    if "/" in name:
+        if sh.read_file(name) is None and name.rsplit("/", 1)[-1] not in _COMMANDS:
+            raise ExecNotFound(f'exec: "{name}": stat {name}: no such file or directory')
+    elif name not in _COMMANDS:
+        raise ExecNotFound(f'exec: "{name}": executable file not found in $PATH')
+    io = _IO(out, err, _Input(stdin) if isinstance(stdin, str) else stdin)
+    return _timed(run, sh.exec_argv(list(argv), io))
+
+
+class ShellSession:
+    """An interactive shell started by exec (``kubectl exec -i POD -- sh``), fed one line at a time.
+
+    Each complete command (:meth:`incomplete` says when a text needs more lines: an open ``if``,
+    loop, quote or a trailing ``|``) runs in the same shell, so variables, ``cd`` and ``export``
+    carry over; ``exit`` ends the session (:attr:`exit_code`). The commands read an empty stdin.
+    Errors use busybox's wording (``sh: syntax error: …``).
+    """
+
+    def __init__(self, run: Run, shell: str, out: Callable[[str], None], err: Callable[[str], None], *,
+                 env: Mapping[str, str] | None = None) -> None:
+        self.run = run
+        self.shell = shell.rsplit("/", 1)[-1]
+        self._sh = _exec_shell(run, env)
+        self._sh.arg0 = shell
+        self._io = _IO(out, err, _Input(""))
+        #: The status ``exit`` ended the session with (137 when the container was killed); None while it runs.
+        self.exit_code: int | None = None
+
+    @staticmethod
+    def wanted(argv: Sequence[str]) -> bool:
+        """Whether exec of ``argv`` with stdin attached is an interactive shell: a shell run without
+        ``-c`` and without a script file (options such as ``-i``, ``-l``, ``--login`` allowed)."""
+        if not argv or argv[0].rsplit("/", 1)[-1] not in SHELLS:
+            return False
+        return all(a.startswith(("-", "+")) and "c" not in a.lstrip("-+") or a.startswith("--")
+                   for a in argv[1:])
+
+    @staticmethod
+    def incomplete(text: str) -> bool:
+        """Whether ``text`` stops in the middle of a command (the shell would prompt ``> `` for more)."""
+        try:
+            parse_shell(text)
+        except ValueError as err:
+            msg = str(err)
+            return msg.startswith("unterminated") or "got ''" in msg or "'end of file'" in msg or \
+                msg.endswith(("missing ')'", "missing ']]'"))
+        return False
+
+    @property
+    def status(self) -> int:
+        """``$?``: the status of the last command."""
+        return self._sh.status
+
+    def prompt(self, *, continuation: bool = False) -> str:
+        """The prompt a terminal shows: ``PS2`` (``> ``) or ``PS1`` — busybox/ash ``/ # ``, Debian's bash
+        ``root@HOSTNAME:/# `` (root, the working directory)."""
+        if continuation:
+            return "> "
+        cwd = self._sh.path(".")
+        if self.shell == "bash":
+            return f"root@{self._sh.hostname()}:{cwd}# "
+        return f"{cwd} # "
+
+    def run_text(self, text: str) -> Gen:
+        """Run ``text`` (complete lines); a generator like :func:`exec_command`'s, returning the status."""
+        return _timed(self.run, self._lines(text))
+
+    def _lines(self, text: str) -> Gen:
+        try:
+            tree = parse_shell(text)
+        except ValueError as err:
+            self._io.err(f"{self.shell}: {err}\n")
+            self._sh.status = 2
+            return 2
+        try:
+            status = yield from self._sh.run_node(tree, self._io)
+        except _Exit as e:
+            self.exit_code = e.code
+            return e.code
+        except _LoopCtl:
+            status = 0
+        except _Killed:
+            self.exit_code = 137
+            return 137
+        self._sh.status = status
+        return status
 
 
 # --------------------------------------------------------------------------- answering HTTP (port-forward)

@@ -18,7 +18,12 @@ metrics-server's view of those figures, which the HPA consumes:
   ``[s - 15, s]`` (millicores); memory is the working set at ``s`` (bytes);
 - a container needs two scrapes, so it has metrics only once it has run for a
   whole window (``startedAt <= s - 15``); a pod is reported only when each of
-  its running containers has metrics, and not at all when none runs.
+  its running containers has metrics, and not at all when none runs;
+- a node's usage (``NodeMetrics``) is the sum of its pods' at the same scrape
+  (there is no system overhead to measure); a node has metrics once it has
+  existed for a whole window, and a node whose kubelet cannot be scraped (its
+  machine is stopped) has none, nor have its pods — metrics-server keeps only
+  the last scrape's data (:func:`scrape`).
 
 :class:`MetricsServer` caches one replay per running container (keyed by pod
 UID, container name and start time) and advances it incrementally, so asking
@@ -38,7 +43,7 @@ import attrs
 from ..api.meta import DEFAULT_EPOCH, format_time, parse_time
 from . import behaviour
 
-__all__ = ["METRIC_RESOLUTION", "ContainerMetrics", "PodMetrics", "MetricsServer"]
+__all__ = ["METRIC_RESOLUTION", "ContainerMetrics", "PodMetrics", "NodeMetrics", "MetricsServer", "scrape"]
 
 #: metrics-server's ``--metric-resolution`` (and the reported ``window``), seconds.
 METRIC_RESOLUTION = 15.0
@@ -98,6 +103,39 @@ class PodMetrics:
             "containers": [{"name": c.name, "usage": {"cpu": f"{c.cpu_millis * 1_000_000}n",
                                                       "memory": f"{c.memory_bytes // 1024}Ki"}}
                            for c in self.containers],
+        }
+
+
+@attrs.frozen
+class NodeMetrics:
+    """A node's metrics as metrics-server serves them.
+
+    Attributes:
+        name: the node.
+        timestamp: virtual time of the scrape (seconds).
+        window: the span the CPU rate was measured over (seconds).
+        cpu_millis: CPU in use (millicores): the sum of its pods' at that scrape.
+        memory_bytes: working-set memory (bytes): the sum of its pods'.
+    """
+
+    name: str
+    timestamp: float
+    window: float
+    cpu_millis: int
+    memory_bytes: int
+
+    def to_object(self, epoch: datetime = DEFAULT_EPOCH, labels: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """The ``metrics.k8s.io/v1beta1`` NodeMetrics object (CPU in nanocores, memory in Ki)."""
+        meta: dict[str, Any] = {"name": self.name, "creationTimestamp": format_time(epoch, self.timestamp)}
+        if labels:
+            meta["labels"] = dict(labels)
+        return {
+            "kind": "NodeMetrics",
+            "apiVersion": "metrics.k8s.io/v1beta1",
+            "metadata": meta,
+            "timestamp": format_time(epoch, self.timestamp),
+            "window": f"{int(self.window)}s",
+            "usage": {"cpu": f"{self.cpu_millis * 1_000_000}n", "memory": f"{self.memory_bytes // 1024}Ki"},
         }
 
 
@@ -209,7 +247,55 @@ class MetricsServer:
                 out[m.name] = m
         return out
 
+    def node_metrics(self, node: Mapping[str, Any], pods: list[Mapping[str, Any]], now: float) -> NodeMetrics | None:
+        """The node's metrics at ``now`` from the metrics of ``pods`` (the pods bound to it), or None
+        when it has not existed for a whole window yet (metrics-server needs two scrapes)."""
+        meta = node.get("metadata") or {}
+        s = self.scrape_time(now)
+        created = meta.get("creationTimestamp")
+        if created and parse_time(self.epoch, created) > s - self.resolution + 1e-9:
+            return None
+        cpu = mem = 0
+        for pod in pods:
+            m = self.pod_metrics(pod, now)
+            if m is not None:
+                cpu, mem = cpu + m.cpu_millis, mem + m.memory_bytes
+        return NodeMetrics(str(meta.get("name")), s, self.resolution, cpu, mem)
+
     def _forget(self, now: float) -> None:
         stale = [k for k, r in self._replays.items() if now - r.last_asked > _FORGET_AFTER]
         for k in stale:
             del self._replays[k]
+
+
+def scrape(server: MetricsServer, nodes: list[Mapping[str, Any]], pods: list[Mapping[str, Any]], now: float,
+           unreachable: frozenset[str] | set[str] = frozenset()
+           ) -> tuple[dict[str, NodeMetrics], dict[tuple[str, str], PodMetrics]]:
+    """What metrics-server holds at ``now``: node name -> :class:`NodeMetrics` and
+    ``(namespace, name)`` -> :class:`PodMetrics`, both in name order.
+
+    Only the last scrape counts: a node in ``unreachable`` (its kubelet does not
+    answer: the machine is stopped) is missing, and so are the pods bound to it;
+    pods not bound to a node have no metrics.
+    """
+    by_node: dict[str, list[Mapping[str, Any]]] = {}
+    for pod in pods:
+        node_name = (pod.get("spec") or {}).get("nodeName")
+        if node_name:
+            by_node.setdefault(node_name, []).append(pod)
+    node_out: dict[str, NodeMetrics] = {}
+    for node in sorted(nodes, key=lambda n: n["metadata"]["name"]):
+        name = node["metadata"]["name"]
+        if name in unreachable:
+            continue
+        m = server.node_metrics(node, by_node.get(name, []), now)
+        if m is not None:
+            node_out[name] = m
+    pod_out: dict[tuple[str, str], PodMetrics] = {}
+    for pod in sorted(pods, key=lambda p: (p["metadata"].get("namespace") or "", p["metadata"]["name"])):
+        if (pod.get("spec") or {}).get("nodeName") not in node_out:
+            continue
+        m = server.pod_metrics(pod, now)
+        if m is not None:
+            pod_out[(m.namespace, m.name)] = m
+    return node_out, pod_out

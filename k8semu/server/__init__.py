@@ -5,9 +5,13 @@ Modules:
 * :mod:`.app` — the ASGI app: authentication, routing, every verb and
   subresource at its REST path, Tables, watch and log streams;
 * :mod:`.discovery` — aggregated (``apidiscovery.k8s.io/v2``) and legacy discovery;
+* :mod:`.metrics` — metrics-server's ``metrics.k8s.io/v1beta1`` (``kubectl top``);
 * :mod:`.openapi` — OpenAPI v3 documents generated from :mod:`k8semu.api.schema`;
 * :mod:`.pki` — CA, serving certificate, tokens and the kubeconfig;
-* :mod:`.run` — Hypercorn's Trio worker around the app, inside the cluster's ``trio.run``.
+* :mod:`.run` — Hypercorn's Trio worker around the app, inside the cluster's ``trio.run``;
+* :mod:`.upgrade` — the connections' front: HTTP/1.1 upgrades Hypercorn cannot hand to ASGI
+  (SPDY/3.1) go to the app's own handlers, everything else to Hypercorn;
+* :mod:`.remotecommand` — ``pods/NAME/exec`` (``kubectl exec``) over WebSocket and SPDY.
 """
 
 from .app import VERSION_INFO, APIApp

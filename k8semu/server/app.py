@@ -42,7 +42,7 @@ from ..api import errors
 from ..api.apiserver import APPLY_PATCH, JSON_PATCH, PATCH_TYPES, RequestContext, WatchEvent
 from ..api.auth import SYSTEM_MASTERS, UserInfo, anonymous
 from ..api.resources import ResourceInfo, by_resource
-from . import discovery, openapi, protobuf
+from . import discovery, metrics, openapi, protobuf
 
 __all__ = ["APIApp", "VERSION_INFO"]
 
@@ -234,6 +234,9 @@ class APIApp:
             group, version, rest = "", parts[1], parts[2:]
         else:
             group, version, rest = parts[1], parts[2], parts[3:]
+        if group == metrics.GROUP:  # metrics-server's API, served from the emulated usage
+            return await _send_json(send, 200, metrics.handle(self.api, ctx, req.method, version, rest, req.query,
+                                                              req.wants_table))
         if len(rest) >= 3 and rest[0] == "namespaces":
             info = by_resource(group, rest[2])
             if info is not None and info.namespaced:
@@ -249,6 +252,8 @@ class APIApp:
         sub = rest[2] if len(rest) > 2 else ""
         if sub == "portforward" and info.plural == "pods" and not group and ns:
             return self._portforward_http(req, ctx, ns, name)
+        if sub == "exec" and info.plural == "pods" and not group and ns and name:
+            return self._exec_http(req, ctx, ns, name)
         if sub and sub not in info.subresources:
             raise _not_found()
         await self._resource(req, ctx, info, ns, name, sub, receive, send)
@@ -299,25 +304,71 @@ class APIApp:
 
     # ------------------------------------------------------------------ port-forward
     async def _websocket(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
-        """WebSockets: only ``/api/v1/namespaces/NS/pods/NAME/portforward`` (see :mod:`.portforward`);
-        anything else is refused with a ``Status`` (404, or 401 for an unknown token)."""
-        from . import portforward
+        """WebSockets: only ``/api/v1/namespaces/NS/pods/NAME/portforward`` (see :mod:`.portforward`)
+        and ``…/exec`` (:mod:`.remotecommand`); anything else is refused with a ``Status`` (404, or
+        401 for an unknown token)."""
+        from . import portforward, remotecommand
 
         parts = [p for p in unquote(scope.get("path", "")).split("/") if p]
         try:
             who = self.authenticate(_Request({**scope, "method": "GET"}))
             if len(parts) != 7 or parts[:3] != ["api", "v1", "namespaces"] or parts[4] != "pods" or \
-                    parts[6] != "portforward":
+                    parts[6] not in ("portforward", "exec"):
                 raise _not_found()
         except errors.StatusError as e:
             await receive()  # websocket.connect
             return await portforward._reject(scope, send, e)
-        await portforward.serve_websocket(self.api, RequestContext(user=who), parts[3], parts[5], scope, receive,
-                                          send, shutting_down=self.shutting_down)
+        serve = portforward.serve_websocket if parts[6] == "portforward" else remotecommand.serve_websocket
+        await serve(self.api, RequestContext(user=who), parts[3], parts[5], scope, receive, send,
+                    shutting_down=self.shutting_down)
+
+    def raw_upgrade(self, request: Any) -> Callable[[], Awaitable[None]] | None:
+        """The handler of an HTTP/1.1 upgrade Hypercorn cannot give an ASGI app (see :mod:`.upgrade`):
+        ``Upgrade: SPDY/3.1`` to ``/api/v1/namespaces/NS/pods/NAME/exec`` or ``…/portforward``
+        (kubectl ≤ 1.29 / ≤ 1.30, and newer ones falling back from WebSocket;
+        :func:`.remotecommand.serve_spdy`, :func:`.portforward.serve_spdy`). None for anything
+        else, which Hypercorn then serves as before."""
+        from . import remotecommand
+
+        target = request.target
+        parts = [p for p in unquote(target.split("?", 1)[0]).split("/") if p]
+        if [v.lower() for v in request.values("upgrade")] != ["spdy/3.1"] or len(parts) != 7 or \
+                parts[:3] != ["api", "v1", "namespaces"] or parts[4] != "pods" or \
+                parts[6] not in ("exec", "portforward"):
+            return None
+
+        async def handler() -> None:
+            scope = {"method": request.method, "path": target.split("?", 1)[0],
+                     "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in request.headers]}
+            try:
+                who = self.authenticate(_Request(scope))
+            except errors.StatusError as e:
+                return await request.respond(e.code, orjson.dumps(e.status()), "application/json")
+            if parts[6] == "portforward":
+                from . import portforward
+
+                return await portforward.serve_spdy(self.api, RequestContext(user=who), parts[3], parts[5],
+                                                    request, shutting_down=self.shutting_down)
+            await remotecommand.serve_spdy(self.api, RequestContext(user=who), parts[3], parts[5], request,
+                                           speed=self.speed, shutting_down=self.shutting_down)
+
+        return handler
+
+    def _exec_http(self, req: _Request, ctx: RequestContext, ns: str, name: str) -> None:
+        """``pods/NAME/exec`` reached as plain HTTP: the checks, then 400 (upstream's ``Upgrade request
+        required``); SPDY upgrades are taken before the ASGI app by :mod:`.upgrade`."""
+        from . import remotecommand
+
+        options = remotecommand.ExecOptions.from_query({k: [v] for k, v in req.query.items()})
+        remotecommand.check_exec(self.api, ctx, ns, name, options)
+        if "upgrade" in req.headers.get("connection", "").lower():
+            raise errors.BadRequest("unable to upgrade: SPDY/3.1 upgrades are served on k8semu serve's own "
+                                    "connections, not through the ASGI app")
+        raise errors.BadRequest("Upgrade request required")
 
     def _portforward_http(self, req: _Request, ctx: RequestContext, ns: str, name: str | None) -> None:
-        """Port-forward over plain HTTP: the checks, then 400 — a SPDY upgrade (kubectl ≤ 1.30) needs
-        the raw socket after a 101, which Hypercorn does not give an ASGI app."""
+        """Port-forward reached as plain HTTP: the checks, then 400 (SPDY upgrades are taken before
+        the ASGI app by :mod:`.upgrade`)."""
         from . import portforward
 
         if name is None:
@@ -627,6 +678,8 @@ class APIApp:
         if cname not in specs:
             raise errors.BadRequest(f"container {cname} is not valid for pod {name}")
         window = _log_window(api, pod, cname, req.flag("previous"))
+        if window is None:  # no node yet: upstream's LogLocation is empty, the body too
+            return await _send(send, 200, b"", "text/plain")
         start, end = window
         tail = req.int_param("tailLines")
         stamps = req.flag("timestamps")
@@ -684,35 +737,18 @@ class APIApp:
         await self._stream(send, receive, "text/plain", body)
 
 
-def _log_window(api: Any, pod: dict[str, Any], cname: str, previous: bool) -> tuple[float, float | None]:
-    """(start, end or None while running) in virtual seconds of the container's (previous) run.
+def _log_window(api: Any, pod: dict[str, Any], cname: str, previous: bool) -> tuple[float, float | None] | None:
+    """(start, end or None while running) in virtual seconds of the run the kubelet serves the log of.
+
+    The kubelet's choice (:func:`k8semu.node.containerlogs.log_window`): a container waiting
+    to restart serves its last terminated run; ``None`` for a pod not bound to a node yet.
 
     Raises:
-        BadRequest: waiting to start, or no previous terminated container (kubelet's messages).
+        BadRequest: the kubelet's refusals (waiting to start, no previous terminated container, …).
     """
-    from ..api.humanize import parse_timestamp
+    from ..node.containerlogs import log_window
 
-    name = pod["metadata"]["name"]
-    status = pod.get("status") or {}
-    statuses = list(status.get("initContainerStatuses") or []) + list(status.get("containerStatuses") or [])
-    st = next((s for s in statuses if s.get("name") == cname), None) or {}
-
-    def vt(ts: str | None) -> float:
-        t = parse_timestamp(ts)
-        return 0.0 if t is None else (t - api.epoch).total_seconds()
-
-    if previous:
-        term = (st.get("lastState") or {}).get("terminated")
-        if not term:
-            raise errors.BadRequest(f'previous terminated container "{cname}" in pod "{name}" not found')
-        return vt(term.get("startedAt")), vt(term.get("finishedAt"))
-    state = st.get("state") or {}
-    if "running" in state:
-        return vt(state["running"].get("startedAt")), None
-    if "terminated" in state:
-        return vt(state["terminated"].get("startedAt")), vt(state["terminated"].get("finishedAt"))
-    reason = (state.get("waiting") or {}).get("reason") or "ContainerCreating"
-    raise errors.BadRequest(f'container "{cname}" in pod "{name}" is waiting to start: {reason}')
+    return log_window(pod, cname, previous, api.epoch)
 
 
 # the registries whose store sets ReturnDeletedObject: an immediate delete answers with the

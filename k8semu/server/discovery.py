@@ -13,6 +13,9 @@ Two formats, both served because clients use both:
   (``APIResourceList``, subresources as ``pods/eviction`` entries with their
   own group/version/kind). ``kubectl drain`` and the Python client use these.
 
+Both also list ``metrics.k8s.io/v1beta1`` (:mod:`.metrics`, metrics-server's
+API, last as an aggregated group), which ``kubectl top`` looks for.
+
 Everything here is a pure function of the resource table; results are cached.
 """
 
@@ -22,6 +25,7 @@ import functools
 from typing import Any
 
 from ..api.resources import RESOURCES, ResourceInfo
+from . import metrics
 
 __all__ = [
     "group_versions",
@@ -103,6 +107,8 @@ def aggregated(core: bool, version: str = "v2") -> dict[str, Any]:
                 resources.append(entry)
             versions.append({"version": v, "resources": resources, "freshness": "Current"})
         items.append({"metadata": {"name": group, "creationTimestamp": None}, "versions": versions})
+    if not core:  # metrics-server's group, served behind the aggregator (server.metrics)
+        items.append(metrics.aggregated_group())
     return {
         "kind": "APIGroupDiscoveryList",
         "apiVersion": f"apidiscovery.k8s.io/{version}",
@@ -122,6 +128,8 @@ def api_versions(server_address: str) -> dict[str, Any]:
 
 def api_group(group: str) -> dict[str, Any] | None:
     """``GET /apis/<group>``: the ``APIGroup`` (None for an unknown group)."""
+    if group == metrics.GROUP:
+        return metrics.api_group()
     versions = [{"groupVersion": f"{g}/{v}", "version": v} for g, v in group_versions() if g == group]
     if not group or not versions:
         return None
@@ -136,12 +144,15 @@ def api_group_list() -> dict[str, Any]:
     for group in dict.fromkeys(g for g, _ in group_versions() if g):
         g = api_group(group)
         groups.append({k: g[k] for k in ("name", "versions", "preferredVersion")})
+    groups.append(metrics.group_list_entry())
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 
 @functools.cache
 def resource_list(group: str, version: str) -> dict[str, Any] | None:
     """``GET /api/v1`` or ``/apis/<group>/<version>``: the ``APIResourceList`` (None if not served)."""
+    if (group, version) == (metrics.GROUP, metrics.VERSION):
+        return metrics.resource_list()
     rs = _resources_of(group, version)
     if not rs:
         return None

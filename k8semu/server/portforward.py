@@ -20,9 +20,11 @@ Protocols:
   failure is written as text on the error stream; then both are closed (FIN).
   :class:`PortForwarder` does this over a :class:`~k8semu.server.spdy.Session`.
 
-Plain SPDY upgrades (``POST`` + ``Upgrade: SPDY/3.1``, kubectl ≤ 1.30) need the
-server to answer 101 and hand over the raw socket, which an ASGI app under
-Hypercorn cannot do; they get :data:`SPDY_UNSUPPORTED` (400).
+* **SPDY upgrade** (kubectl ≤ 1.30, and newer ones falling back): ``POST`` +
+  ``Upgrade: SPDY/3.1`` + ``X-Stream-Protocol-Version: portforward.k8s.io``,
+  answered 101 on the raw connection, which :mod:`.upgrade` takes before
+  Hypercorn — :func:`serve_spdy`. An upgrade that reaches the ASGI app anyway
+  gets :data:`SPDY_UNSUPPORTED` (400).
 """
 
 from __future__ import annotations
@@ -41,13 +43,15 @@ from ..api.apiserver import RequestContext
 from . import spdy
 
 __all__ = ["TUNNEL_PROTOCOL", "SPDY_UNSUPPORTED", "ForwardError", "PodTarget", "PortForwarder",
-           "check_pod", "serve_websocket"]
+           "check_pod", "serve_websocket", "serve_spdy"]
 
 #: The WebSocket subprotocol of SPDY tunnelled over WebSockets for port-forward.
 TUNNEL_PROTOCOL = "SPDY/3.1+portforward.k8s.io"
-#: The message of the 400 answering a plain SPDY upgrade.
-SPDY_UNSUPPORTED = ("k8semu serve: port-forward needs kubectl ≥ 1.31 (WebSocket); "
-                    "SPDY upgrades are not supported")
+#: The stream protocol of a SPDY port-forward upgrade (``X-Stream-Protocol-Version``).
+SPDY_PROTOCOL = "portforward.k8s.io"
+#: The message of the 400 answering a SPDY upgrade that reached the ASGI app.
+SPDY_UNSUPPORTED = ("k8semu serve: this SPDY upgrade reached the ASGI app; port-forward upgrades are "
+                    "served on k8semu serve's own HTTP/1.1 connections")
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -325,3 +329,45 @@ async def serve_websocket(api: Any, ctx: RequestContext, namespace: str, name: s
             await send({"type": "websocket.close", "code": 1000})
         except Exception:
             pass
+
+
+async def serve_spdy(api: Any, ctx: RequestContext, namespace: str, name: str, request: Any, *,
+                     shutting_down: trio.Event | None = None) -> None:
+    """Serve ``pods/NAME/portforward`` on a connection asking for ``Upgrade: SPDY/3.1`` (an
+    :class:`~k8semu.server.upgrade.UpgradeRequest`): the :func:`check_pod` refusals as ``Status``
+    responses, 403 when the client does not offer :data:`SPDY_PROTOCOL` (the kubelet's
+    negotiation error), else 101 and the same :class:`PortForwarder` streams as the WebSocket
+    tunnel, until the client closes the connection or ``shutting_down`` is set."""
+    try:
+        pod = check_pod(api, ctx, namespace, name)
+    except errors.StatusError as e:
+        return await request.respond(e.code, orjson.dumps(e.status()), "application/json")
+    offered = request.values("x-stream-protocol-version")
+    if SPDY_PROTOCOL not in offered:
+        return await request.respond(
+            403, (f"unable to upgrade: unable to negotiate protocol: client supports [{' '.join(offered)}], "
+                  f"server accepts [{SPDY_PROTOCOL}]").encode(), "text/plain; charset=utf-8",
+            [("X-Accepted-Stream-Protocol-Versions", SPDY_PROTOCOL)])
+    transport = await request.switch([("Connection", "Upgrade"), ("Upgrade", "SPDY/3.1"),
+                                      ("X-Stream-Protocol-Version", SPDY_PROTOCOL)])
+
+    async def send(data: bytes) -> None:
+        try:
+            await transport.send(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            raise spdy.StreamReset(spdy.CANCEL) from None
+
+    session = spdy.Session(send, PortForwarder(PodTarget(api, pod)).on_stream)
+    try:
+        async with trio.open_nursery() as nursery:
+            async def stop_on_shutdown() -> None:
+                if shutting_down is None:
+                    return
+                await shutting_down.wait()
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(stop_on_shutdown)
+            await session.run(transport.receive)
+            nursery.cancel_scope.cancel()
+    finally:
+        await transport.aclose()  # shielded, bounded

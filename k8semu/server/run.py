@@ -58,9 +58,10 @@ async def serve_api(
     """Serve ``api`` over HTTP(S) until ``shutdown_trigger`` returns.
 
     ``task_status.started(url)`` reports the bound URL (``https://127.0.0.1:6443``;
-    port 0 picks a free one).
+    port 0 picks a free one). Connections go through :func:`.upgrade.serve`, which hands SPDY
+    upgrades (``kubectl exec``) to :meth:`APIApp.raw_upgrade` and everything else to Hypercorn.
     """
-    from hypercorn.trio import serve
+    from .upgrade import serve
 
     cfg = hypercorn_config(host, port, creds, speed)
     from ..api.auth import admin
@@ -75,8 +76,8 @@ async def serve_api(
         app.shutting_down.set()  # end open watches and log follows now
 
     async with trio.open_nursery() as nursery:
-        binds = await nursery.start(lambda task_status: serve(app, cfg, shutdown_trigger=trigger,
-                                                              task_status=task_status, mode="asgi"))
+        binds = await nursery.start(lambda task_status: serve(app, cfg, raw_upgrade=app.raw_upgrade,
+                                                              shutdown_trigger=trigger, task_status=task_status))
         url = binds[0]
         app.server_address = url.split("://", 1)[1]
         task_status.started(url)

@@ -25,7 +25,8 @@ Only completed (``ResponseComplete``), successful (code < 400) ``create``,
 ``update``, ``patch`` and ``delete`` requests at level ``Request`` or
 ``RequestResponse`` become records (the response object is preferred; a
 patch without one is applied, as a strategic merge patch, to the object's
-last known state). Objects from retired API groups (``extensions/v1beta1``
+last known state); every other event is counted, by reason, in
+:attr:`ImportResult.skipped`. Objects from retired API groups (``extensions/v1beta1``
 Deployments…) are converted to the served version. Objects first seen being
 changed or deleted are entered at time 0 by ``import:pre-existing`` (not an
 input).
@@ -56,6 +57,7 @@ __all__ = ["ImportError_", "ImportResult", "import_audit", "import_simkube", "re
 
 AUDIT_VERSIONS = ("audit.k8s.io/v1", "audit.k8s.io/v1beta1", "audit.k8s.io/v1alpha1")
 _WRITE_VERBS = ("create", "update", "patch", "delete")
+_READ_VERBS = ("get", "list", "watch")
 _APPS_KINDS = {"Deployment", "DaemonSet", "ReplicaSet", "StatefulSet"}
 
 
@@ -65,7 +67,17 @@ class ImportError_(ValueError):  # noqa: N801 - avoid shadowing the builtin Impo
 
 @dataclass
 class ImportResult:
-    """What an import wrote: ``records``, ``inputs`` among them, ``skipped`` reasons counted."""
+    """What an import wrote: ``records``, ``inputs`` among them, and what it left out.
+
+    ``skipped`` counts the events (audit) or objects (SimKube) not imported, by
+    reason: ``read (get)`` / ``read (list)`` / ``read (watch)`` (reads change
+    nothing), ``verb <v>`` (another verb, ``deletecollection``…), ``stage <s>``
+    (an earlier stage of a request also logged at ``ResponseComplete``),
+    ``failed request`` (code ≥ 400), ``level Metadata (no object)``,
+    ``subresource <s>``, ``unknown resource <r>``, ``no object name``,
+    ``<verb> of an object never seen``, ``<verb> without an object``,
+    ``unserved kind <k>``.
+    """
 
     records: int = 0
     inputs: int = 0
@@ -229,9 +241,12 @@ def import_audit(src: str | os.PathLike[str], out: str | os.PathLike[str], *,
         t_base = int(t0)
         for (n, e), t in sorted(zip(events, times), key=lambda x: x[1]):
             verb = e.get("verb")
-            if verb not in _WRITE_VERBS:
-                continue
             if e.get("stage") not in (None, "ResponseComplete"):
+                # the same request is logged again when it completes
+                w.result.skipped[f"stage {e.get('stage')}"] += 1
+                continue
+            if verb not in _WRITE_VERBS:
+                w.result.skipped[f"read ({verb})" if verb in _READ_VERBS else f"verb {verb}"] += 1
                 continue
             code = (e.get("responseStatus") or {}).get("code", 200)
             if code >= 400:

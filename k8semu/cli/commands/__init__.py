@@ -4,7 +4,7 @@
 """
 
 COMMANDS = (
-    "cluster", "apply", "get", "describe", "events", "logs", "top", "wait", "explain_scheduling",
+    "cluster", "apply", "get", "describe", "events", "logs", "exec_", "top", "wait", "explain_scheduling",
     "delete", "create", "replace", "patch", "scale", "rollout", "set_image", "label", "annotate",
     "nodes", "drain", "taint", "advance", "node", "serve",
     "history", "diff", "timeline", "trace", "replay", "bisect", "import_",

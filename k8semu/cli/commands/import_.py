@@ -6,12 +6,15 @@ RequestResponse). ``simkube``: SimKube traces, format version 2, JSON or
 msgpack. The output works with ``replay`` (a re-enactment with a report of
 differences), ``history``, ``diff``, ``timeline`` and ``--at``
 (:mod:`k8semu.timeline.importers`). The file is written atomically: on an
-error nothing is left at ``--out``.
+error nothing is left at ``--out``. It prints what it wrote and what it left
+out, by reason (``wrote a.log: 0 records, 0 inputs; skipped 37: 23 read (get),
+14 read (list)``).
 """
 
 from __future__ import annotations
 
 import argparse
+from typing import Mapping
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -30,6 +33,13 @@ def run(args: argparse.Namespace) -> int:
 
     fn = import_audit if args.source == "audit" else import_simkube
     result = fn(args.file, args.out)
-    skipped = "".join(f"; skipped {n} ({why})" for why, n in sorted(result.skipped.items()))
-    print(f"wrote {args.out}: {result.records} records, {result.inputs} inputs{skipped}")
+    print(f"wrote {args.out}: {result.records} records, {result.inputs} inputs{skipped_text(result.skipped)}")
     return 0
+
+
+def skipped_text(skipped: Mapping[str, int]) -> str:
+    """``; skipped 37: 23 read (get), 14 read (list)`` (most frequent reason first), or ``""``."""
+    if not skipped:
+        return ""
+    reasons = sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0]))
+    return f"; skipped {sum(skipped.values())}: " + ", ".join(f"{n} {why}" for why, n in reasons)

@@ -4,8 +4,10 @@ A container's output is a pure function of its spec and when it started: the
 lines are replayed from its behaviour program
 (:func:`k8semu.node.behaviour.build_program` ``(...).start(startedAt).advance(end)``,
 keeping the ``LogLine`` effects), from ``state.running.startedAt`` to now, or
-for ``--previous`` over ``lastState.terminated``'s run. Errors and messages are
-kubectl's (``container "x" in pod "y" is waiting to start: ContainerCreating``,
+for ``--previous`` over ``lastState.terminated``'s run; which run is the
+kubelet's choice (:func:`k8semu.node.containerlogs.log_window`: a container
+waiting in ``CrashLoopBackOff`` serves its last terminated run). Errors and
+messages are kubectl's (``container "x" in pod "y" is waiting to start: ContainerCreating``,
 ``Defaulted container "a" out of: a, b``, ``Found 2 pods, using pod/web-…``).
 """
 
@@ -17,7 +19,6 @@ from datetime import timedelta
 from typing import Any, Mapping
 
 from ...api import errors
-from ...api.humanize import parse_timestamp
 from ..output import die, server_error
 from ..session import open_cluster
 from .get import UnknownType, resolve_types
@@ -111,34 +112,19 @@ def run(args: argparse.Namespace) -> int:
         print(server_error(errors.BadRequest(
             f"container {name} is not valid for pod {pod_name}")), file=sys.stderr)
         return 1
-    status = pod.get("status") or {}
-    statuses = list(status.get("initContainerStatuses") or []) + list(status.get("containerStatuses") or [])
-    st = next((s for s in statuses if s.get("name") == name), None)
+    from ...node.containerlogs import log_window
+
     epoch = api.epoch
-
-    def vt(ts: str | None) -> float | None:
-        t = parse_timestamp(ts)
-        return None if t is None else (t - epoch).total_seconds()
-
     now = cluster.time
-    if args.previous:
-        term = ((st or {}).get("lastState") or {}).get("terminated")
-        if not term:
-            print(server_error(errors.BadRequest(
-                f'previous terminated container "{name}" in pod "{pod_name}" not found')), file=sys.stderr)
-            return 1
-        start, end = vt(term.get("startedAt")), vt(term.get("finishedAt"))
-    else:
-        state = (st or {}).get("state") or {}
-        if "running" in state:
-            start, end = vt(state["running"].get("startedAt")), now
-        elif "terminated" in state:
-            start, end = vt(state["terminated"].get("startedAt")), vt(state["terminated"].get("finishedAt"))
-        else:
-            reason = (state.get("waiting") or {}).get("reason") or "ContainerCreating"
-            print(server_error(errors.BadRequest(
-                f'container "{name}" in pod "{pod_name}" is waiting to start: {reason}')), file=sys.stderr)
-            return 1
+    try:
+        window = log_window(pod, name, args.previous, epoch)  # the kubelet's choice of run
+    except errors.StatusError as e:
+        print(server_error(e), file=sys.stderr)
+        return 1
+    if window is None:  # not bound to a node yet: the API server serves an empty log
+        cluster.close()
+        return 0
+    start, end = window
     lines = container_log_lines(pod, all_specs[name], start or 0.0, end if end is not None else now, epoch, api)
     if args.tail >= 0:
         lines = lines[len(lines) - args.tail:] if args.tail else []

@@ -1,23 +1,41 @@
-"""``k8semu top pods|nodes``: emulated resource usage (kubectl top's columns).
+"""``k8semu top pods|nodes``: what ``kubectl top`` prints, from the emulated metrics-server.
 
-There is no metrics-server: a container's usage is what its behaviour program
-reports (``UsageChanged`` effects of :mod:`k8semu.node.behaviour`), replayed
-from the container's start to now. A node's usage is the sum over its running
-pods; percentages are of the node's allocatable, as kubectl computes them.
-CPU prints as millicores (``5m``), memory as MiB (``12Mi``).
+The figures are metrics-server's view of the emulated usage
+(:func:`k8semu.node.metrics.scrape`, the same that ``k8semu serve`` answers
+``kubectl top`` with on ``metrics.k8s.io/v1beta1``): a container's usage is
+what its behaviour program reports (``UsageChanged`` effects of
+:mod:`k8semu.node.behaviour`), scraped every 15 s, CPU averaged over the
+window; a pod shows once its containers have run for a whole window; a node's
+usage is the sum over its pods, and a node whose machine is stopped (``k8semu
+node stop``: no kubelet answers the scrape) has no metrics, nor have its pods.
+Percentages are of the node's allocatable, as kubectl computes them (columns
+``CPU(%)`` / ``MEMORY(%)`` as kubectl 1.33 names them). CPU
+prints as millicores (``5m``), memory as MiB (``12Mi``); a node without
+metrics prints ``<unknown>`` in every column after its name, after the others,
+as kubectl's ``printMissingMetricsNodeLine``; with no node metrics at all,
+``error: metrics not available yet``; a named node without them,
+``Error from server (NotFound): nodemetrics.metrics.k8s.io "NAME" not found``
+(``podmetrics.metrics.k8s.io "NS/NAME"`` for a pod). When no pod has metrics,
+kubectl's ``verifyEmptyMetrics``: ``error: Metrics not available for pod
+NS/NAME, age: 8m20s`` for a pod older than 2 minutes, else ``error: metrics
+not available yet``, and ``No resources found in NS namespace.`` without pods.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Mapping
+from typing import Any
 
-from ...api.humanize import parse_timestamp
+from ...api.meta import parse_time
 from ...api.quantity import parse_quantity
+from ..durations import go_duration
 from ..output import die
 from ..printing import tabwrite
 from ..session import open_cluster_at
+
+
+_METRICS_CREATION_DELAY = 120.0  # seconds: kubectl top's metricsCreationDelay
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,34 +52,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.set_defaults(func=run)
 
 
-def pod_usage(pod: Mapping[str, Any], epoch: Any, now: float) -> tuple[int, int] | None:
-    """``(cpu millicores, memory bytes)`` of a running pod now, or None when nothing runs."""
-    from ...node import behaviour
+def _scrape(cluster: Any) -> tuple[dict[str, Any], dict[tuple[str, str], Any]]:
+    """metrics-server's node and pod metrics now (virtual time ``cluster.time``)."""
+    from ...node.metrics import MetricsServer, scrape
+    from ...sim.components import stopped_nodes
 
-    status = pod.get("status") or {}
-    specs = {c["name"]: c for c in (pod.get("spec") or {}).get("containers") or ()}
-    annotations = (pod.get("metadata") or {}).get("annotations") or {}
-    cpu = mem = 0
-    running = False
-    for st in status.get("containerStatuses") or ():
-        started = ((st.get("state") or {}).get("running") or {}).get("startedAt")
-        spec = specs.get(st.get("name"))
-        if not started or spec is None:
-            continue
-        running = True
-        t0 = (parse_timestamp(started) - epoch).total_seconds()
-        try:
-            run = behaviour.build_program(spec, annotations).start(t0)
-        except ValueError:
-            continue
-        last = None
-        for eff in run.advance(now):
-            if type(eff).__name__ == "UsageChanged":
-                last = eff
-        if last is not None:
-            cpu += last.cpu_millis
-            mem += last.memory_bytes
-    return (cpu, mem) if running else None
+    api = cluster.api
+    return scrape(MetricsServer(api.epoch), api.list("nodes")["items"], api.list("pods")["items"],
+                  cluster.time, stopped_nodes(cluster))
 
 
 def _write(lines: list[list[str]]) -> None:
@@ -72,23 +70,39 @@ def _write(lines: list[list[str]]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     cluster = open_cluster_at(args)
-    api, epoch, now = cluster.api, cluster.api.epoch, cluster.time
+    api = cluster.api
     if args.what in ("pods", "pod", "po"):
         ns = None if args.all_namespaces else args.namespace
         pods = api.list("pods", namespace=ns, label_selector=args.selector)["items"]
         if args.name:
             pods = [p for p in pods if p["metadata"]["name"] == args.name]
+        _, pod_metrics = _scrape(cluster)
         rows = []
         for p in pods:
-            u = pod_usage(p, epoch, now)
-            if u is None:
+            m = pod_metrics.get((p["metadata"]["namespace"], p["metadata"]["name"]))
+            if m is None:
                 continue
-            cells = [p["metadata"]["name"], f"{u[0]}m", f"{u[1] // (1024 * 1024)}Mi"]
+            # the PodMetrics object's quantities: nanocores, Ki
+            cells = [p["metadata"]["name"], f"{m.cpu_millis}m",
+                     f"{sum(c.memory_bytes // 1024 for c in m.containers) * 1024 // (1024 * 1024)}Mi"]
             rows.append(([p["metadata"]["namespace"]] if args.all_namespaces else []) + cells)
+        now = cluster.time
         cluster.close()
+        if args.name and not rows:  # kubectl gets the one PodMetrics: metrics-server's 404s
+            missing = f'pod "{args.name}"' if not pods else \
+                f'podmetrics.metrics.k8s.io "{args.namespace}/{args.name}"'
+            print(f"Error from server (NotFound): {missing} not found", file=sys.stderr)
+            return 1
         if not rows:
-            if args.name:
-                return die(f'Metrics not available for pod {args.namespace}/{args.name}, age: unknown')
+            # kubectl's verifyEmptyMetrics: a pod older than 2 minutes should have had metrics by now
+            for p in pods:
+                age = now - parse_time(api.epoch, p["metadata"]["creationTimestamp"])
+                if age > _METRICS_CREATION_DELAY:
+                    meta = p["metadata"]
+                    return die(f"Metrics not available for pod {meta['namespace']}/{meta['name']}, "
+                               f"age: {go_duration(age)}")
+            if pods:
+                return die("metrics not available yet")
             print("No resources found" if args.all_namespaces else
                   f"No resources found in {args.namespace} namespace.", file=sys.stderr)
             return 0
@@ -98,25 +112,30 @@ def run(args: argparse.Namespace) -> int:
     nodes = api.list("nodes", label_selector=args.selector)["items"]
     if args.name:
         nodes = [n for n in nodes if n["metadata"]["name"] == args.name]
-    pods = api.list("pods")["items"]
-    rows = []
-    for n in nodes:
+    node_metrics, _ = _scrape(cluster)
+    cluster.close()
+    if args.name and not nodes:
+        print(f'Error from server (NotFound): node "{args.name}" not found', file=sys.stderr)
+        return 1
+    if args.name and args.name not in node_metrics:
+        print(f'Error from server (NotFound): nodemetrics.metrics.k8s.io "{args.name}" not found', file=sys.stderr)
+        return 1
+    if not any(n["metadata"]["name"] in node_metrics for n in nodes):
+        return die("metrics not available yet")
+    rows, missing = [], []
+    for n in sorted(nodes, key=lambda n: n["metadata"]["name"]):
         name = n["metadata"]["name"]
-        cpu = mem = 0
-        for p in pods:
-            if (p.get("spec") or {}).get("nodeName") == name:
-                u = pod_usage(p, epoch, now)
-                if u:
-                    cpu, mem = cpu + u[0], mem + u[1]
+        m = node_metrics.get(name)
+        if m is None:  # kubectl's printMissingMetricsNodeLine, after the others
+            missing.append([name] + ["<unknown>"] * 4)
+            continue
+        mem = m.memory_bytes // 1024 * 1024  # the NodeMetrics object's Ki
         alloc = (n.get("status") or {}).get("allocatable") or {}
         acpu = parse_quantity(alloc.get("cpu", "0")).milli_value()
         amem = parse_quantity(alloc.get("memory", "0")).int_value()
-        rows.append([name, f"{cpu}m", f"{int(cpu / acpu * 100) if acpu else 0}%",
+        rows.append([name, f"{m.cpu_millis}m", f"{int(m.cpu_millis / acpu * 100) if acpu else 0}%",
                      f"{mem // (1024 * 1024)}Mi", f"{int(mem / amem * 100) if amem else 0}%"])
-    cluster.close()
-    if not rows:
-        print("No resources found", file=sys.stderr)
-        return 0
-    header = ["NAME", "CPU(cores)", "CPU%", "MEMORY(bytes)", "MEMORY%"]
+    rows += missing
+    header = ["NAME", "CPU(cores)", "CPU(%)", "MEMORY(bytes)", "MEMORY(%)"]  # kubectl 1.33's
     _write(([] if args.no_headers else [header]) + rows)
     return 0
