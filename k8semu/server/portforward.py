@@ -312,18 +312,7 @@ async def serve_websocket(api: Any, ctx: RequestContext, namespace: str, name: s
             raise spdy.StreamReset(spdy.CANCEL)
         await send({"type": "websocket.send", "bytes": data})
 
-    forwarder = PortForwarder(PodTarget(api, pod))
-    session = spdy.Session(ws_send, forwarder.on_stream)
-    async with trio.open_nursery() as nursery:
-        async def stop_on_shutdown() -> None:
-            if shutting_down is None:
-                return
-            await shutting_down.wait()
-            nursery.cancel_scope.cancel()
-
-        nursery.start_soon(stop_on_shutdown)
-        await session.run(ws_receive)
-        nursery.cancel_scope.cancel()
+    await _forward_session(api, pod, ws_send, ws_receive, shutting_down)
     if not gone:
         try:
             await send({"type": "websocket.close", "code": 1000})
@@ -357,17 +346,25 @@ async def serve_spdy(api: Any, ctx: RequestContext, namespace: str, name: str, r
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             raise spdy.StreamReset(spdy.CANCEL) from None
 
-    session = spdy.Session(send, PortForwarder(PodTarget(api, pod)).on_stream)
     try:
-        async with trio.open_nursery() as nursery:
-            async def stop_on_shutdown() -> None:
-                if shutting_down is None:
-                    return
-                await shutting_down.wait()
-                nursery.cancel_scope.cancel()
-
-            nursery.start_soon(stop_on_shutdown)
-            await session.run(transport.receive)
-            nursery.cancel_scope.cancel()
+        await _forward_session(api, pod, send, transport.receive, shutting_down)
     finally:
         await transport.aclose()  # shielded, bounded
+
+
+async def _forward_session(api: Any, pod: dict[str, Any], send: Callable[[bytes], Awaitable[None]],
+                           receive: Callable[[], Awaitable[bytes | None]], shutting_down: trio.Event | None) -> None:
+    """A SPDY session of :class:`PortForwarder` streams on ``send``/``receive`` (the WebSocket
+    tunnel's messages or the upgraded connection's bytes), until the client closes it or
+    ``shutting_down`` is set."""
+    session = spdy.Session(send, PortForwarder(PodTarget(api, pod)).on_stream)
+    async with trio.open_nursery() as nursery:
+        async def stop_on_shutdown() -> None:
+            if shutting_down is None:
+                return
+            await shutting_down.wait()
+            nursery.cancel_scope.cancel()
+
+        nursery.start_soon(stop_on_shutdown)
+        await session.run(receive)
+        nursery.cancel_scope.cancel()

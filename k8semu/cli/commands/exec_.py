@@ -35,7 +35,8 @@ from ...api.apiserver import RequestContext
 from ..output import die, server_error
 from ..parser import CommandParser
 from ..session import open_cluster
-from .get import UnknownType, resolve_types
+from .get import UnknownType
+from .logs import pod_for
 
 __all__ = ["register", "run"]
 
@@ -58,28 +59,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     # REMAINDER also takes flags written after the pod; they are parsed again from it (see run)
     p.add_argument("rest", nargs=argparse.REMAINDER, help="-- COMMAND [ARG...]")
     p.set_defaults(func=run)
-
-
-def _pick_pod(api: Any, target: str, ns: str) -> dict[str, Any]:
-    """The pod ``target`` names: ``NAME``, ``pod/NAME`` or a workload's first pod (by name), as kubectl's
-    ``AttachablePodForObject``."""
-    if "/" not in target:
-        return api.get("pods", target, namespace=ns)
-    kind, name = target.split("/", 1)
-    info = resolve_types(kind)[0]
-    if info.kind == "Pod":
-        return api.get("pods", name, namespace=ns)
-    from ...api.selectors import selector_from_label_selector
-
-    obj = api.get(info, name, namespace=ns)
-    sel = (obj.get("spec") or {}).get("selector")
-    selector = str(selector_from_label_selector(sel)) if sel and ("matchLabels" in sel or "matchExpressions" in sel) \
-        else ",".join(f"{k}={v}" for k, v in sorted((sel or {}).items()))
-    pods = sorted(api.list("pods", namespace=ns, label_selector=selector or None)["items"],
-                  key=lambda p: p["metadata"]["name"])
-    if not pods:
-        raise ValueError("timed out waiting for the condition")
-    return pods[0]
 
 
 def _default_container(pod: dict[str, Any], quiet: bool) -> str:
@@ -180,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         api = cluster.api
         try:
-            pod = _pick_pod(api, args.target, ns)
+            pod = pod_for(api, args.target, ns)
         except UnknownType as e:
             return die(str(e))
         phase = (pod.get("status") or {}).get("phase")

@@ -65,7 +65,14 @@ def container_log_lines(pod: Mapping[str, Any], container: Mapping[str, Any], st
     return out
 
 
-def _pick_pod(api: Any, target: str, ns: str) -> dict[str, Any]:
+def pod_for(api: Any, target: str, ns: str, *, announce: bool = False) -> dict[str, Any]:
+    """The pod ``target`` names: ``NAME``, ``pod/NAME`` or a workload's first pod (by name), as
+    kubectl's ``AttachablePodForObject`` (for ``logs`` and ``exec``). ``announce``: say on stderr
+    which of several pods was taken (``logs`` does, ``exec`` does not).
+
+    Raises:
+        StatusError: the pod or workload does not exist; ValueError: the workload has no pod.
+    """
     if "/" not in target:
         return api.get("pods", target, namespace=ns)
     kind, name = target.split("/", 1)
@@ -82,7 +89,7 @@ def _pick_pod(api: Any, target: str, ns: str) -> dict[str, Any]:
                   key=lambda p: p["metadata"]["name"])
     if not pods:
         raise ValueError("timed out waiting for the condition")
-    if len(pods) > 1:
+    if announce and len(pods) > 1:
         print(f"Found {len(pods)} pods, using pod/{pods[0]['metadata']['name']}", file=sys.stderr)
     return pods[0]
 
@@ -91,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     cluster = open_cluster(args, read_only=True)
     api = cluster.api
     try:
-        pod = _pick_pod(api, args.target, args.namespace)
+        pod = pod_for(api, args.target, args.namespace, announce=True)
     except UnknownType as e:
         return die(str(e))
     except errors.StatusError as e:
