@@ -210,3 +210,25 @@ def test_taint_specs():
         parse_taints(["a=b"])
     with pytest.raises(TargetError, match="invalid taint effect: Never"):
         parse_taints(["a=b:Never"])
+
+
+def test_crash_back_off_carries_on_across_commands(tmp_path):
+    # the kubelet's crash back-off (10 s doubling to 5 min) is the cluster's, not one command's:
+    # three `advance 5m` restart a crash-looping container as often as one `advance 15m`
+    from k8semu.cli.main import main
+
+    pod = tmp_path / "crasher.yaml"
+    pod.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: crasher}\nspec:\n  containers:\n"
+                   "  - {name: app, image: 'busybox:1.37', command: [sh, -c, 'sleep 2; exit 1']}\n")
+
+    def restarts(steps):
+        log = tmp_path / f"c{len(steps)}.log"
+        for argv in (["cluster", "create"], ["create", "-f", str(pod)], *[["advance", s] for s in steps]):
+            assert main(["--cluster", str(log), *argv]) == 0
+        from k8semu.timeline import open_log, state_at
+
+        view = open_log(log)
+        st = state_at(view, view.revision).get("pods", "crasher", namespace="default")["status"]
+        return st["containerStatuses"][0]["restartCount"]
+
+    assert restarts(["5m", "5m", "5m"]) == restarts(["15m"])

@@ -956,6 +956,34 @@ class PodWorker:
         self.last_status = status
 
     # ---------------------------------------------------------------- restart recovery
+    def _crash_backoff_from_log(self, container: str) -> Backoff:
+        """The crash back-off of ``container`` as this kubelet left it: each restart recorded in
+        the pod's history (a new ``restartCount`` with the crashed instance's ``finishedAt`` and
+        the new one's ``startedAt``) replayed through :meth:`Backoff.next`, as the restarts did.
+
+        Each ``k8semu`` command runs a new kubelet object, but the cluster's kubelet carries on
+        (see :mod:`k8semu.sim.components`): without this a crash-looping container restarted
+        at 10 s, 20 s, 40 s... again after every command instead of every 5 minutes."""
+        epoch = self.k.api.epoch
+        restarts: dict[int, tuple[float, float]] = {}
+        for rec in self.k.api.log.history(f"/registry/pods/{self.key}"):
+            if rec.type == "DELETED":
+                continue
+            st = rec.object.get("status") or {}
+            for cs in (st.get("initContainerStatuses") or []) + (st.get("containerStatuses") or []):
+                if cs.get("name") != container:
+                    continue
+                n = int(cs.get("restartCount") or 0)
+                finished = ((cs.get("lastState") or {}).get("terminated") or {}).get("finishedAt")
+                state = cs.get("state") or {}
+                started = (state.get("running") or state.get("terminated") or {}).get("startedAt")
+                if n and n not in restarts and finished and started:
+                    restarts[n] = (parse_time(epoch, finished), parse_time(epoch, started))
+        backoff = Backoff()
+        for n in sorted(restarts):
+            backoff.next(*restarts[n])
+        return backoff
+
     def adopt(self, now: float) -> None:
         """Rebuild state from the pod's recorded status (a kubelet restart)."""
         k = self.k
@@ -986,6 +1014,8 @@ class PodWorker:
                 continue
             s.restart_count = int(cs.get("restartCount") or 0)
             s.last_term = (cs.get("lastState") or {}).get("terminated")
+            if s.restart_count:
+                s.crash_backoff = self._crash_backoff_from_log(s.name)
             if cs.get("imageID"):
                 ref = cs.get("image") or normalize_image(s.spec.get("image", ""))
                 cached = rt.images.get(ref)
