@@ -232,3 +232,16 @@ def test_crash_back_off_carries_on_across_commands(tmp_path):
         return st["containerStatuses"][0]["restartCount"]
 
     assert restarts(["5m", "5m", "5m"]) == restarts(["15m"])
+
+
+def test_logs_and_exec_of_a_pod_on_a_stopped_machine_fail_dialing_its_kubelet(k):
+    # kube-apiserver proxies logs and exec to the node's kubelet, which a powered-off machine
+    # does not answer: kubectl shows the dial error, without a reason, and exits 1
+    node = _node_of_a_web_pod(k)
+    pod = next(p["metadata"]["name"] for p in k.pods() if p["spec"]["nodeName"] == node)
+    ip = next(a["address"] for a in _node(k, node)["status"]["addresses"] if a["type"] == "InternalIP")
+    assert k("node", "stop", node)[0] == 0
+    dial = f"dial tcp {ip}:10250: i/o timeout"
+    assert k("logs", pod, "--tail", "5") == (1, [], [
+        f'Error from server: Get "https://{node}:10250/containerLogs/default/{pod}/nginx?tailLines=5": {dial}'])
+    assert k("exec", pod, "--", "true") == (1, [], [f"Error from server: error dialing backend: {dial}"])

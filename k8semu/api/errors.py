@@ -361,6 +361,19 @@ class InternalError(StatusError):
     reason = "InternalError"
 
 
+class UnknownError(StatusError):
+    """500 with no reason: an error that is not an API status (upstream ``ErrorToAPIStatus`` of a
+    plain Go error, e.g. failing to dial a kubelet); kubectl prints ``Error from server: <message>``."""
+
+    code = 500
+    reason = ""
+
+    def status(self) -> dict[str, Any]:
+        out = super().status()
+        del out["reason"]  # StatusReasonUnknown is omitted on the wire
+        return out
+
+
 class ServiceUnavailable(StatusError):
     """503."""
 

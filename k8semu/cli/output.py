@@ -32,6 +32,8 @@ def server_error(err: StatusError, context: str = "") -> str:
         if len(lines) == 1:
             return head + lines[0]
         return head + "\n" + "\n".join(f"* {line}" for line in lines)
+    if not err.reason:  # StatusReasonUnknown
+        return f"Error from server: {context}{err.message}"
     return f"Error from server ({err.reason}): {context}{err.message}"
 
 

@@ -28,6 +28,8 @@ with an empty location, which its ``LocationStreamer`` serves as an empty body
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 from typing import Any, Mapping
 
 from ..api import errors
@@ -94,3 +96,15 @@ def log_window(pod: Mapping[str, Any], cname: str, previous: bool,
         raise errors.BadRequest(
             f'container "{cname}" in pod "{name}" is waiting to start: {_PULL_MESSAGES.get(reason, reason)}')
     raise errors.BadRequest(f'container "{cname}" in pod "{name}" is waiting to start - no logs yet')
+
+
+def kubelet_log_url(pod: Mapping[str, Any], container: str, params: Mapping[str, str]) -> str:
+    """The kubelet URL kube-apiserver proxies ``pods/log`` to (``LogLocation``):
+    ``https://NODE:10250/containerLogs/NS/POD/CONTAINER`` with ``params`` (``follow``,
+    ``previous``, ``tailLines``, ``timestamps``…) encoded in key order, as Go's ``url.Values``."""
+    meta = pod.get("metadata") or {}
+    url = (f"https://{(pod.get('spec') or {}).get('nodeName')}:10250/containerLogs/"
+           f"{meta.get('namespace')}/{meta.get('name')}/{container}")
+    if params:
+        url += "?" + "&".join(f"{k}={quote(str(params[k]), safe='')}" for k in sorted(params))
+    return url

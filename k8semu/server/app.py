@@ -677,6 +677,13 @@ class APIApp:
             cname = containers[0]["name"]
         if cname not in specs:
             raise errors.BadRequest(f"container {cname} is not valid for pod {name}")
+        from ..node.containerlogs import kubelet_log_url
+        from ..sim.components import kubelet_unreachable
+
+        if (dial := kubelet_unreachable(api, pod)) is not None:
+            params = {k: v for k, v in q.items()
+                      if k in ("follow", "previous", "timestamps", "tailLines", "sinceSeconds", "limitBytes")}
+            raise errors.UnknownError(f'Get "{kubelet_log_url(pod, cname, params)}": {dial}')
         window = _log_window(api, pod, cname, req.flag("previous"))
         if window is None:  # no node yet: upstream's LogLocation is empty, the body too
             return await _send(send, 200, b"", "text/plain")

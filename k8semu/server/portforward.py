@@ -80,6 +80,10 @@ def check_pod(api: Any, ctx: RequestContext, namespace: str, name: str) -> dict[
     phase = (pod.get("status") or {}).get("phase") or "Pending"
     if phase != "Running":
         raise errors.BadRequest(f"unable to forward port because pod is not running. Current status={phase}")
+    from ..sim.components import kubelet_unreachable
+
+    if (dial := kubelet_unreachable(api, pod)) is not None:
+        raise errors.UnknownError(f"error dialing backend: {dial}")
     return pod
 
 

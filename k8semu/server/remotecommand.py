@@ -180,6 +180,10 @@ def check_exec(api: Any, ctx: RequestContext, namespace: str, name: str,
         raise errors.BadRequest(f"pod {name} does not have a host assigned")
     if not (options.stdin or options.stdout or options.stderr):
         raise errors.BadRequest("you must specify at least 1 of stdin, stdout, stderr")
+    from ..sim.components import kubelet_unreachable
+
+    if (dial := kubelet_unreachable(api, pod)) is not None:
+        raise errors.UnknownError(f"error dialing backend: {dial}")
     return pod, cname
 
 

@@ -41,7 +41,7 @@ from typing import Any, Callable
 
 from ..client.component import Component
 
-__all__ = ["default_factories", "stopped_nodes", "node_components", "node_factories", "set_machine_stopped",
+__all__ = ["default_factories", "stopped_nodes", "kubelet_unreachable", "node_components", "node_factories", "set_machine_stopped",
            "kubelet_registered", "MachineSupervisor", "MACHINES_NAMESPACE", "MACHINES_CONFIGMAP", "MACHINES_KEY",
            "STOPPED", "STOPPED_ANNOTATION"]
 
@@ -65,6 +65,19 @@ def _stopped_in(rec: Any) -> set[str]:
         return set()
     data = rec.object.get("data") or {}
     return {name for name, v in data.items() if v == STOPPED}
+
+
+def kubelet_unreachable(api: Any, pod: Any) -> str | None:
+    """How kube-apiserver fails to dial the kubelet of ``pod``'s node when its machine is stopped
+    (``dial tcp 172.18.0.3:10250: i/o timeout``, the Node's InternalIP), else None — for the
+    requests it proxies to the kubelet: exec, port-forward, logs."""
+    node = (pod.get("spec") or {}).get("nodeName")
+    if not node or node not in _stopped_in(api.log.get(MACHINES_KEY)):
+        return None
+    rec = api.log.get(f"/registry/nodes/{node}")
+    addresses = ((rec.object.get("status") or {}).get("addresses") or []) if rec is not None else []
+    ip = next((a.get("address") for a in addresses if a.get("type") == "InternalIP"), node)
+    return f"dial tcp {ip}:10250: i/o timeout"
 
 
 def stopped_nodes(cluster: Any) -> set[str]:

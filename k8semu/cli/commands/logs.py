@@ -119,8 +119,17 @@ def run(args: argparse.Namespace) -> int:
         print(server_error(errors.BadRequest(
             f"container {name} is not valid for pod {pod_name}")), file=sys.stderr)
         return 1
-    from ...node.containerlogs import log_window
+    from ...node.containerlogs import kubelet_log_url, log_window
+    from ...sim.components import kubelet_unreachable
 
+    if (dial := kubelet_unreachable(api, pod)) is not None:  # its machine is stopped
+        params = {k: v for k, v in (("follow", "true" if getattr(args, "follow", False) else None),
+                                    ("previous", "true" if args.previous else None),
+                                    ("timestamps", "true" if getattr(args, "timestamps", False) else None),
+                                    ("tailLines", getattr(args, "tail", None))) if v not in (None, -1)}
+        print(server_error(errors.UnknownError(f'Get "{kubelet_log_url(pod, name, params)}": {dial}')),
+              file=sys.stderr)
+        return 1
     epoch = api.epoch
     now = cluster.time
     try:
