@@ -21,6 +21,8 @@ in upstream's order:
 
 from __future__ import annotations
 
+import random
+
 from typing import TYPE_CHECKING, Any, Protocol
 
 from . import errors
@@ -123,7 +125,10 @@ class ServiceAccountAdmission(_Plugin):
             for c in containers for m in c.get("volumeMounts") or []
         )
         if automount and not already:
-            vol_name = f"kube-api-access-{random_suffix(self.server.rng)}"
+            # a random suffix upstream; here drawn from the pod's own uid, not the server's RNG, so
+            # re-sending a recorded pod (replay) leaves every later name, uid and tie-break alone
+            uid = str((obj.get("metadata") or {}).get("uid") or "")
+            vol_name = f"kube-api-access-{random_suffix(random.Random(uid))}"
             spec["volumes"] = list(spec.get("volumes") or []) + [_token_volume(vol_name)]
             mount = {"name": vol_name, "readOnly": True, "mountPath": mount_path}
             for field in ("initContainers", "containers"):

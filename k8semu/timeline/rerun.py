@@ -300,31 +300,6 @@ def _strip_allocated(obj: dict[str, Any]) -> dict[str, Any]:
     return {**obj, "spec": spec}
 
 
-def _strip_admitted(obj: dict[str, Any]) -> dict[str, Any]:
-    """A Pod without the service-account token volume (``kube-api-access-<suffix>``) and
-    mounts that the ServiceAccount admission plugin may have added (``obj`` itself when
-    it has none)."""
-    spec = dict(obj.get("spec") or {})
-    names = {m.get("name") for c in spec.get("containers") or () for m in c.get("volumeMounts") or ()
-             if m.get("mountPath") == _SA_MOUNT_PATH and str(m.get("name", "")).startswith("kube-api-access-")}
-    if not names:
-        return obj
-    spec["volumes"] = [v for v in spec.get("volumes") or () if v.get("name") not in names]
-    for field in ("initContainers", "containers"):
-        if spec.get(field):
-            spec[field] = [{**c, "volumeMounts": [m for m in c.get("volumeMounts") or () if m.get("name") not in names]}
-                           for c in spec[field]]
-            for c in spec[field]:
-                if not c["volumeMounts"]:
-                    del c["volumeMounts"]
-    if not spec["volumes"]:
-        del spec["volumes"]
-    return {**obj, "spec": spec}
-
-
-_SA_MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
-
-
 def _unselected(job: dict[str, Any], uid: str) -> dict[str, Any]:
     """A Job without the selector and pod-template labels the server generated from its
     uid and name (:func:`~k8semu.api.defaults.job_prepare_for_create`): what a client that
@@ -428,25 +403,7 @@ def reissue(api: Any, rec: Record, prev: Record | None) -> None:
         def create(b: dict[str, Any], dry: bool) -> Any:
             return api.create(info, b, namespace=ns, ctx=ctx, field_manager=manager, dry_run=dry)
 
-        # The recorded Pod carries the token volume whose name admission drew from the API
-        # server's RNG (after the uid). Re-sent as recorded, admission leaves it alone and
-        # draws nothing; when admission would have made exactly that volume, make the same
-        # draw after the create, so the RNG (and every later name, uid and tie-break) stays
-        # in step with the recording.
-        stripped = _strip_admitted(body) if info.kind == "Pod" else body
-        readmitted = False
-        if stripped is not body:
-            from ..api.errors import StatusError
-
-            try:
-                readmitted = _no_rv(create(stripped, True)) == _no_rv(obj)
-            except StatusError:
-                pass
         _first_match(api, obj, [(lambda dry, b=b: create(b, dry)) for b in bodies])
-        if readmitted:
-            from ..api.meta import random_suffix
-
-            random_suffix(api.rng)
         return
     deleting = rec.type == DELETED or (meta.get("deletionTimestamp") and not (old or {}).get(
         "metadata", {}).get("deletionTimestamp"))
