@@ -100,10 +100,14 @@ class PodMetrics:
             "metadata": meta,
             "timestamp": format_time(epoch, self.timestamp),
             "window": f"{int(self.window)}s",
-            "containers": [{"name": c.name, "usage": {"cpu": f"{c.cpu_millis * 1_000_000}n",
-                                                      "memory": f"{c.memory_bytes // 1024}Ki"}}
+            "containers": [{"name": c.name, "usage": _usage(c.cpu_millis, c.memory_bytes)}
                            for c in self.containers],
         }
+
+
+def _usage(cpu_millis: int, memory_bytes: int) -> dict[str, str]:
+    """metrics-server's ``usage``: CPU in nanocores, memory in Ki."""
+    return {"cpu": f"{cpu_millis * 1_000_000}n", "memory": f"{memory_bytes // 1024}Ki"}
 
 
 @attrs.frozen
@@ -135,7 +139,7 @@ class NodeMetrics:
             "metadata": meta,
             "timestamp": format_time(epoch, self.timestamp),
             "window": f"{int(self.window)}s",
-            "usage": {"cpu": f"{self.cpu_millis * 1_000_000}n", "memory": f"{self.memory_bytes // 1024}Ki"},
+            "usage": _usage(self.cpu_millis, self.memory_bytes),
         }
 
 
