@@ -24,7 +24,8 @@ def test_quick_start_output_and_the_bisect_example(tmp_path, capsys):
     assert [wall.sub("(…wall)", line) for line in out] == [wall.sub("(…wall)", line) for line in shown]
 
     # the "Using it like kubectl" node stop, then the Time travel bisect example as written
-    assert k("node", "stop", "node-1")[0] == 0
+    (stop,) = re.findall(r"^k8semu node stop (\S+) ", README, re.M)  # the node the README stops
+    assert k("node", "stop", stop)[0] == 0
     assert k("advance", "6m")[0] == 0
     (line,) = [x for x in README.splitlines() if x.startswith("k8semu bisect ")]
     args = re.findall(r"'[^']*'|\S+", line.split("#")[0])[2:]
