@@ -236,21 +236,59 @@ def expand_kube_vars(text: str, env: Mapping[str, str]) -> str:
     return "".join(out)
 
 
-class ResolvedEnv(dict[str, str]):
+class ResolvedEnv(Mapping[str, str]):
     """The kubelet's complete, resolved environment of a container (see
-    :mod:`k8semu.node.envvars`): :func:`container_env` takes it as it is, so a
-    variable the kubelet left out (an ``optional`` key that does not exist) is
-    not set at all, as in a real container.
+    :mod:`k8semu.node.envvars`), read-only: :func:`container_env` takes it as it
+    is, so a variable the kubelet left out (an ``optional`` key that does not
+    exist) is not set at all, as in a real container.
+
+    ``own`` holds the container's own variables in order; ``shared`` (the
+    namespace's service-link variables, one dict for every container that sees
+    the same Services) follows, minus what ``own`` overrides. Nothing is copied
+    per container: with 300 Services that is ~2,400 variables, which as a dict
+    per container cost ~150 KB each.
 
     ``runtime`` names the variables the container runtime adds (``HOSTNAME``):
     the process sees them, but the kubelet's ``$(VAR)`` expansion of
     ``command``/``args`` does not know them.
     """
 
-    runtime: frozenset[str] = frozenset()
+    __slots__ = ("own", "shared", "runtime", "_len")
+
+    def __init__(self, own: Mapping[str, str] | None = None, shared: Mapping[str, str] | None = None,
+                 runtime: frozenset[str] = frozenset()) -> None:
+        self.own: dict[str, str] = dict(own or {})
+        self.shared: Mapping[str, str] = shared if shared is not None else {}
+        self.runtime = runtime
+        self._len: int | None = None
+
+    def __getitem__(self, name: str) -> str:
+        own = self.own
+        if name in own:
+            return own[name]
+        return self.shared[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.own or name in self.shared
+
+    def __iter__(self) -> Iterator[str]:
+        own = self.own
+        yield from own
+        for k in self.shared:
+            if k not in own:
+                yield k
+
+    def __len__(self) -> int:
+        if self._len is None:
+            own = self.own
+            self._len = len(own) + sum(1 for k in self.shared if k not in own)
+        return self._len
+
+    def __repr__(self) -> str:
+        return f"ResolvedEnv({dict(self)!r})"
 
 
-def container_env(container: Mapping[str, Any], env: Mapping[str, str] | None = None) -> dict[str, str]:
+def container_env(container: Mapping[str, Any], env: Mapping[str, str] | None = None) -> Mapping[str, str]:
     """The environment a container sees, as far as this module can tell.
 
     A :class:`ResolvedEnv` is the whole environment, used as it is. Otherwise:
@@ -260,7 +298,7 @@ def container_env(container: Mapping[str, Any], env: Mapping[str, str] | None = 
     over everything.
     """
     if isinstance(env, ResolvedEnv):
-        return dict(env)
+        return env  # read-only and complete: shared, not copied
     out: dict[str, str] = {}
     for entry in container.get("env") or []:
         name = entry.get("name")

@@ -473,11 +473,7 @@ def make_environment(pod: Mapping[str, Any], container: Mapping[str, Any], sourc
                     continue
                 value = found
         env[name] = value
-    out = ResolvedEnv(env)
-    for k, v in services.items():
-        if k not in env:
-            out[k] = v
-    return out
+    return ResolvedEnv(env, services)  # the services' variables shared, not copied
 
 
 def _key_ref(objects: _Objects, ns: str, source_ref: Mapping[str, Any]) -> str | None:

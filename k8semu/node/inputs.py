@@ -48,12 +48,10 @@ def container_environment(pod: Mapping[str, Any], container: Mapping[str, Any], 
     Raises:
         EnvError: as :func:`~k8semu.node.envvars.make_environment` (CreateContainerConfigError).
     """
-    env = ResolvedEnv({"HOSTNAME": pod_hostname(pod)})
     kubelet = make_environment(pod, container, source, pod_ips=pod_ips, host_ips=host_ips, allocatable=allocatable)
-    env.update(kubelet)
-    if "HOSTNAME" not in kubelet:
-        env.runtime = frozenset({"HOSTNAME"})  # containerd's: not known to $(VAR) expansion of command/args
-    return env
+    # containerd's HOSTNAME is not known to $(VAR) expansion of command/args
+    runtime = frozenset() if "HOSTNAME" in kubelet else frozenset({"HOSTNAME"})
+    return ResolvedEnv({"HOSTNAME": pod_hostname(pod)} | kubelet.own, kubelet.shared, runtime)
 
 
 def host_files_for(node: Mapping[str, Any] | None, node_name: str) -> HostFiles:
