@@ -532,3 +532,65 @@ async def test_serve_compacts_to_the_previous_interval_revision(autojump_clock):
         with pytest.raises(Compacted):
             log.get(KEY, 1)
         nursery.cancel_scope.cancel()
+
+
+# ---------------------------------------------------------------- history kept in the file, not in memory
+
+@pytest.mark.parametrize("sync", ["none", "flush"])
+def test_superseded_versions_are_read_back_from_the_file(tmp_path, sync):
+    path = tmp_path / "c.log"
+    log = EventLog(path=path, sync=sync)
+    log.create(KEY, pod("web-1", v=1), "a")
+    log.update(KEY, pod("web-1", v=2), "a")
+    log.delete(KEY, "a")
+    first, second, tomb = log.history(KEY)
+    # a written record keeps neither bytes nor (once superseded) its object in memory
+    assert all(r._raw is None for r in (first, second, tomb))
+    assert first._obj is None and second._obj is None
+    assert [r.object["v"] for r in (first, second, tomb)] == [1, 2, 2]
+    assert log.get(KEY, revision=1).object["metadata"]["resourceVersion"] == "1"
+    assert first.raw() == orjson.dumps(first.object)
+    log.close()
+    again = EventLog.open(path)
+    assert [r.object["v"] for r in again.history(KEY)] == [1, 2, 2]
+    again.create(KEY, pod("web-1", v=3), "a")  # appends after the reopen are located too
+    again.update(KEY, pod("web-1", v=4), "a")
+    assert again.get(KEY, revision=4).object["v"] == 3 and again.get(KEY).object["v"] == 4
+
+
+def test_json_bytes_kept_by_the_log_are_exactly_their_length():
+    import sys
+
+    log = EventLog()
+    rec = log.create(KEY, pod("web-1", spec={"containers": [{"name": f"c{i}", "image": "nginx"} for i in range(50)]}), "a")
+    raw = rec.raw()
+    assert sys.getsizeof(raw) - len(raw) < 64  # orjson's own buffer is up to 2.5x the JSON
+
+
+def test_reading_in_blocks_finds_every_line_and_a_torn_tail(tmp_path, monkeypatch):
+    import k8semu.store.logfile as logfile
+
+    path = tmp_path / "c.log"
+    log = EventLog(path=path)
+    for i in range(40):
+        log.create(f"/registry/pods/default/p{i:02d}", pod(f"p{i:02d}", data="x" * (i * 7)), "a")
+    log.close()
+    monkeypatch.setattr(logfile, "_BLOCK", 97)  # lines straddle every block boundary
+    again = EventLog.open(path)
+    assert again.revision == 40 and again.torn_line is None
+    assert [r.object["data"] for r in again.range("/registry/pods/default/")] == ["x" * (i * 7) for i in range(40)]
+    path.write_bytes(path.read_bytes()[:-15])
+    torn = EventLog.open(path, read_only=True)
+    assert torn.revision == 39 and torn.torn_line == 41
+
+
+def test_a_file_changed_under_an_open_log_is_reported_by_revision(tmp_path):
+    path = tmp_path / "c.log"
+    log = EventLog(path=path)
+    log.create(KEY, pod("web-1", v=1), "a")
+    log.update(KEY, pod("web-1", v=2), "a")
+    log.close()
+    again = EventLog.open(path, read_only=True)
+    path.write_bytes(path.read_bytes()[:200])  # another program truncates it
+    with pytest.raises(ValueError, match="event log revision 1: its object is no longer at byte"):
+        again.get(KEY, revision=1).object

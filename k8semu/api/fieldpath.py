@@ -47,6 +47,8 @@ from typing import Any, Iterable, NamedTuple
 
 import orjson
 
+from ..store.record import json_bytes
+
 __all__ = [
     "Path",
     "FieldSet",
@@ -367,7 +369,7 @@ def to_fieldsv1(paths: Iterable[Path]) -> dict[str, Any]:
         raw = _TO_V1.get(paths)
         if raw is None:
             doc = _to_fieldsv1(paths)
-            raw = orjson.dumps(doc)
+            raw = json_bytes(doc)
             _remember(_TO_V1, paths, raw)
             _remember(_FROM_V1, raw, paths)
             return doc
@@ -407,7 +409,7 @@ def from_fieldsv1(doc: dict[str, Any]) -> FieldSet:
             is not a known path element.
     """
     try:
-        raw = orjson.dumps(doc)
+        raw = json_bytes(doc)
     except TypeError:
         raw = None
     if raw is not None:

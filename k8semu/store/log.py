@@ -221,9 +221,8 @@ class EventLog:
             log.torn_line = reader.torn[0]
         if not read_only:
             log._writer = LogWriter(
-                path, sync=sync, truncate_to=reader.good_size if reader.torn else None
+                path, sync=sync, truncate_to=reader.good_size if reader.torn else None, source=reader.source
             )
-        reader.data = b""
         return log
 
     def _replay(self, entries) -> None:
@@ -231,6 +230,7 @@ class EventLog:
         one by one, built with plain dicts and the garbage collector paused; the
         history indexes are left to :meth:`_indexes`."""
         live: dict[str, Record] = {}
+        actors: dict[str, str] = {}
         records = self._records
         compact = 0
         enabled = gc.isenabled()
@@ -245,6 +245,7 @@ class EventLog:
                     continue
                 key = rec.key
                 prev = live.get(key)
+                rec.actor = actors.setdefault(rec.actor, rec.actor)  # one string per actor, not per record
                 if rec.type == ADDED:
                     if prev is not None:
                         raise _Damage(rec.revision, f"ADDED {key}, which exists")
@@ -254,6 +255,7 @@ class EventLog:
                     if prev is None:
                         raise _Damage(rec.revision, f"{rec.type} {key}, which does not exist")
                     rec.create_revision, rec.version = prev.create_revision, prev.version + 1
+                    rec.key = prev.key  # one string per key
                     prev.release()
                     if rec.type == DELETED:
                         del live[key]
@@ -263,6 +265,7 @@ class EventLog:
             for rec in live.values():
                 if rec._obj is None:
                     rec._obj = _decode_object(rec)
+                rec.drop_bytes()  # the file has them
         finally:
             # the folded log lives as long as the process: keep the collector from walking
             # its millions of objects again on every later full collection (a LIST at an
@@ -481,8 +484,8 @@ class EventLog:
             obj = {**obj, "metadata": {**meta, "resourceVersion": str(rev)}}
         rec = Record(rev, self.clock(), type_, key, actor, 0, 0, obj, None)
         if self._writer is not None:
-            rec.raw()
             self._writer.append(rec)  # durable before anyone can observe it
+            rec.drop_bytes()  # the file has them
         self._apply(rec)
         return rec
 

@@ -28,7 +28,7 @@ from typing import Any, BinaryIO, Iterator
 
 import orjson
 
-from .record import ADDED, DELETED, MODIFIED, Record
+from .record import ADDED, DELETED, MODIFIED, ObjectSource, Record
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "LogFormatError", "LogWriter", "LogReader", "encode_record"]
 
@@ -36,6 +36,7 @@ FORMAT = "k8semu-log"
 FORMAT_VERSION = 1
 _OBJ_SEP = b',"obj":'
 _TYPES = (ADDED, MODIFIED, DELETED)
+_BLOCK = 32 << 20  # bytes read at a time
 
 
 class LogFormatError(Exception):
@@ -48,12 +49,17 @@ class LogFormatError(Exception):
         self.what = what
 
 
-def encode_record(rec: Record) -> bytes:
-    """One record as its log line (with the trailing newline)."""
+def _record_head(rec: Record) -> bytes:
+    """A record line up to its object: ``{"rev":…,"actor":"…","obj":``."""
     head = orjson.dumps(
         {"rev": rec.revision, "t": rec.time, "type": rec.type, "key": rec.key, "actor": rec.actor}
     )
-    return head[:-1] + _OBJ_SEP + rec.raw() + b"}\n"
+    return head[:-1] + _OBJ_SEP
+
+
+def encode_record(rec: Record) -> bytes:
+    """One record as its log line (with the trailing newline)."""
+    return _record_head(rec) + rec.raw() + b"}\n"
 
 
 class LogWriter:
@@ -64,6 +70,11 @@ class LogWriter:
         header: the header dict (``seed``, ``cluster``); ``format``/``version`` are added.
         sync: ``"none"``, ``"flush"`` or ``"fsync"`` (see the module docstring).
         truncate_to: byte offset to cut the file to first (drops a torn last line).
+        source: the :class:`~k8semu.store.record.ObjectSource` of this file's records
+            (a reader's, when appending to a file just read); a new one by default.
+
+    Each appended record is located in the file (:meth:`Record.locate`), so the
+    log can drop its bytes and read them back.
     """
 
     def __init__(
@@ -72,6 +83,7 @@ class LogWriter:
         header: dict[str, Any] | None = None,
         sync: str = "flush",
         truncate_to: int | None = None,
+        source: ObjectSource | None = None,
     ) -> None:
         if sync not in ("none", "flush", "fsync"):
             raise ValueError(f"sync must be none, flush or fsync, not {sync!r}")
@@ -81,10 +93,16 @@ class LogWriter:
         self._f: BinaryIO = open(self.path, "ab")
         if truncate_to is not None:
             self._f.truncate(truncate_to)
-        if self._f.tell() == 0:
+        self._pos = os.fstat(self._f.fileno()).st_size  # where the next line starts (O_APPEND)
+        if self._pos == 0:
             hdr = {"format": FORMAT, "version": FORMAT_VERSION, **(header or {})}
-            self._f.write(orjson.dumps(hdr) + b"\n")
+            line = orjson.dumps(hdr) + b"\n"
+            self._f.write(line)
+            self._pos += len(line)
             self._commit()
+        self.source = source if source is not None else ObjectSource(self.path)
+        if sync == "none":  # appended bytes may still be in the buffer when a record reads them back
+            self.source.before_read = self._f.flush
 
     def _commit(self) -> None:
         if self.sync == "none":
@@ -94,13 +112,19 @@ class LogWriter:
             os.fsync(self._f.fileno())
 
     def append(self, rec: Record) -> None:
-        """Write one record; returns once it is as durable as ``sync`` asks."""
-        self._f.write(encode_record(rec))
+        """Write one record and locate it in the file; returns once it is as durable as ``sync`` asks."""
+        head, raw = _record_head(rec), rec.raw()
+        line = head + raw + b"}\n"
+        self._f.write(line)
         self._commit()
+        rec.locate(self.source, self._pos + len(head), len(raw))
+        self._pos += len(line)
 
     def append_line(self, entry: dict[str, Any]) -> None:
         """Write a non-record line (e.g. ``{"type":"COMPACT","rev":N}``)."""
-        self._f.write(orjson.dumps(entry) + b"\n")
+        line = orjson.dumps(entry) + b"\n"
+        self._f.write(line)
+        self._pos += len(line)
         self._commit()
 
     def flush(self) -> None:
@@ -135,16 +159,19 @@ class LogReader:
     def __init__(self, path: str | os.PathLike[str], *, verify: bool = True) -> None:
         self.path = Path(path)
         self.verify = verify
-        self.data = self.path.read_bytes()
+        with open(self.path, "rb") as f:
+            self.size = os.fstat(f.fileno()).st_size  # what is read: appends after this are not
+            first = f.readline()
         self.torn: tuple[int, int] | None = None
-        self.good_size = len(self.data)
-        if not self.data:
+        self.good_size = self.size
+        #: where the records read their objects back from (see :class:`ObjectSource`)
+        self.source = ObjectSource(self.path)
+        if not first:
             raise LogFormatError(self.path, 1, "empty file: not a k8semu log")
-        nl = self.data.find(b"\n")
-        if nl < 0:
+        if not first.endswith(b"\n"):
             raise LogFormatError(self.path, 1, "header line is incomplete")
         try:
-            header = orjson.loads(self.data[:nl])
+            header = orjson.loads(first)
         except orjson.JSONDecodeError as e:
             raise LogFormatError(self.path, 1, f"header is not JSON ({e})") from None
         if not isinstance(header, dict) or header.get("format") != FORMAT:
@@ -158,7 +185,7 @@ class LogReader:
                 f"log format version {version} is newer than this k8semu reads ({FORMAT_VERSION}); upgrade k8semu",
             )
         self.header: dict[str, Any] = header
-        self._body_start = nl + 1
+        self._body_start = len(first)
         self.line = 1  # the line :meth:`entries` last yielded
         self._compact_after: list[int] = []  # last record revision before each COMPACT line
 
@@ -171,53 +198,69 @@ class LogReader:
     def entries(self) -> Iterator[tuple[str, Any]]:
         """Yield ``("record", Record)`` / ``("compact", int)`` / ``("session", dict)`` in file order.
 
-        ``create_revision`` and ``version`` of each record are filled in by the
-        caller (they depend on the key's history), here they are 0.
+        The file is read in blocks (a long log never sits in memory whole); each
+        record is located in the file (:meth:`Record.locate`). ``create_revision``
+        and ``version`` of each record are filled in by the caller (they depend on
+        the key's history), here they are 0.
         """
-        data = self.data
-        pos = self._body_start
         line_no = 1
-        end = len(data)
         last_rev = 0
-        while pos < end:
-            line_no += 1
-            nl = data.find(b"\n", pos)
-            is_last = nl < 0 or nl == end - 1
-            if nl < 0:
+        size = self.size
+        with open(self.path, "rb") as f:
+            f.seek(self._body_start)
+            base = self._body_start  # file offset of buf[0]
+            buf = b""
+            left = size - base
+            while left > 0:
+                chunk = f.read(min(_BLOCK, left))
+                if not chunk:
+                    break
+                left -= len(chunk)
+                buf += chunk
+                i = 0
+                while True:
+                    nl = buf.find(b"\n", i)
+                    if nl < 0:
+                        break
+                    line_no += 1
+                    start = base + i
+                    is_last = base + nl == size - 1
+                    line = buf[i:nl]
+                    i = nl + 1
+                    try:
+                        entry = self._parse(line, self.verify, self.source, start)
+                    except (ValueError, KeyError, TypeError) as e:
+                        if is_last:
+                            self._torn(line_no, start)
+                            return
+                        raise LogFormatError(self.path, line_no, f"damaged line: {e}") from None
+                    kind, value = entry
+                    if kind == "record":
+                        if value.revision != last_rev + 1 and last_rev != 0:
+                            raise LogFormatError(
+                                self.path, line_no,
+                                f"revision {value.revision} does not follow {last_rev}",
+                            )
+                        if last_rev == 0 and value.revision < 1:
+                            raise LogFormatError(self.path, line_no, f"bad revision {value.revision}")
+                        last_rev = value.revision
+                    else:
+                        self._compact_after.append(last_rev)
+                    self.line = line_no
+                    yield entry
+                buf = buf[i:]
+                base += i
+            if buf:
                 # No newline: the append was cut short.
-                self._torn(line_no, pos)
-                return
-            line = data[pos:nl]
-            start = pos
-            pos = nl + 1
-            try:
-                entry = self._parse(line, self.verify)
-            except (ValueError, KeyError, TypeError) as e:
-                if is_last:
-                    self._torn(line_no, start)
-                    return
-                raise LogFormatError(self.path, line_no, f"damaged line: {e}") from None
-            kind, value = entry
-            if kind == "record":
-                if value.revision != last_rev + 1 and last_rev != 0:
-                    raise LogFormatError(
-                        self.path, line_no,
-                        f"revision {value.revision} does not follow {last_rev}",
-                    )
-                if last_rev == 0 and value.revision < 1:
-                    raise LogFormatError(self.path, line_no, f"bad revision {value.revision}")
-                last_rev = value.revision
-            else:
-                self._compact_after.append(last_rev)
-            self.line = line_no
-            yield entry
+                self._torn(line_no + 1, base)
 
     def _torn(self, line_no: int, offset: int) -> None:
         self.torn = (line_no, offset)
         self.good_size = offset
 
     @staticmethod
-    def _parse(line: bytes, verify: bool = True) -> tuple[str, Any]:
+    def _parse(line: bytes, verify: bool = True, source: ObjectSource | None = None,
+               offset: int = 0) -> tuple[str, Any]:
         if not line:
             raise ValueError("empty line")
         i = line.find(_OBJ_SEP)
@@ -253,4 +296,7 @@ class LogReader:
         key = head["key"]
         if not isinstance(key, str) or not key.startswith("/"):
             raise ValueError(f"bad key {key!r}")
-        return "record", Record(rev, float(head["t"]), typ, key, str(head["actor"]), 0, 0, obj, raw)
+        rec = Record(rev, float(head["t"]), typ, key, str(head["actor"]), 0, 0, obj, raw)
+        if source is not None:
+            rec.locate(source, offset + i + len(_OBJ_SEP), len(raw))
+        return "record", rec

@@ -5,22 +5,26 @@ after the write (for ``DELETED``, the object's last state), with
 ``metadata.resourceVersion`` equal to the record's revision, exactly as a
 kube-apiserver watch event would carry it.
 
-Memory: a record read from (or written to) a log file keeps the object's JSON
-bytes; the decoded dict is kept only while the record is the key's live
-version. Superseded records decode on demand, so a long history costs about
-its file size in memory, not several times that.
+Memory: the decoded dict is kept only while the record is the key's live
+version. A record of a log file knows where its object's bytes are in the
+file (:class:`ObjectSource`): it keeps neither the bytes (once written) nor,
+once superseded (and, for the resources the log keeps *cold*, such as Events,
+at once), the dict, and reads them back with one ``pread`` when asked. A long
+history so costs a hundred-odd bytes per record in memory, not its size on
+disk. A record of an in-memory log keeps its JSON bytes instead.
 """
 
 from __future__ import annotations
 
 import gc
+import os
 from collections import OrderedDict
 from contextlib import contextmanager
 from typing import Any
 
 import orjson
 
-__all__ = ["Record", "ADDED", "MODIFIED", "DELETED", "collector_paused"]
+__all__ = ["Record", "ObjectSource", "ADDED", "MODIFIED", "DELETED", "collector_paused", "json_bytes"]
 
 ADDED = "ADDED"
 MODIFIED = "MODIFIED"
@@ -32,6 +36,16 @@ _RECENT_SIZE = 4096
 #: an OrderedDict because dropping a plain dict's oldest entry (``next(iter(d))``) skips the
 #: holes earlier deletions left, which made each insertion cost ~4 µs at this size
 _RECENT: OrderedDict["Record", dict[str, Any]] = OrderedDict()
+
+
+def json_bytes(obj: Any) -> bytes:
+    """``obj`` as compact JSON, in a bytes object of exactly its length, for bytes that are kept.
+
+    ``orjson.dumps`` returns its growing buffer as it is: a 3 KB Pod holds an 8 KB
+    allocation, which for every record of a long history is 2.5x its size in memory.
+    Raises TypeError for what JSON cannot carry (as ``orjson.dumps``).
+    """
+    return memoryview(orjson.dumps(obj)).tobytes()
 
 
 @contextmanager
@@ -48,6 +62,48 @@ def collector_paused():
             gc.enable()
 
 
+#: a record's place in its file: ``offset << _LEN_BITS | length`` of the object's bytes
+_LEN_BITS = 32
+_LEN_MASK = (1 << _LEN_BITS) - 1
+
+
+class ObjectSource:
+    """Where the records of one log file read their objects back: ``pread`` on the file.
+
+    The file is opened on first read and stays open as long as a record refers to
+    it (the log is append-only, so an offset, once written, stays valid; a file
+    replaced or unlinked meanwhile is still the one read). ``before_read`` (the
+    writer's flush) runs first, so bytes still in the writer's buffer are found.
+    """
+
+    __slots__ = ("path", "before_read", "_fd")
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        self.before_read: Any = None
+        self._fd: int | None = None
+
+    def read(self, revision: int, loc: int) -> bytes:
+        """The object bytes at ``loc``. Raises ValueError naming the revision if they are not there."""
+        if self.before_read is not None:
+            self.before_read()
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDONLY)
+        offset, length = loc >> _LEN_BITS, loc & _LEN_MASK
+        data = os.pread(self._fd, length, offset)
+        if len(data) != length or data[:1] != b"{" or data[-1:] != b"}":
+            raise ValueError(f"event log revision {revision}: its object is no longer at byte {offset} of "
+                             f"{self.path} (the file was changed while open)")
+        return data
+
+    def __del__(self) -> None:
+        if self._fd is not None:
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+
+
 class Record:
     """A write in the log.
 
@@ -61,7 +117,8 @@ class Record:
         version: number of writes to the key since it was created (1 on create).
     """
 
-    __slots__ = ("revision", "time", "type", "key", "actor", "create_revision", "version", "_obj", "_raw")
+    __slots__ = ("revision", "time", "type", "key", "actor", "create_revision", "version", "_obj", "_raw",
+                 "_src", "_loc")
 
     def __init__(
         self,
@@ -84,6 +141,8 @@ class Record:
         self.version = version
         self._obj = obj
         self._raw = raw
+        self._src: ObjectSource | None = None
+        self._loc = 0
 
     @property
     def object(self) -> dict[str, Any]:
@@ -93,7 +152,7 @@ class Record:
             obj = _RECENT.get(self)
             if obj is None:
                 try:
-                    obj = orjson.loads(self._raw)  # type: ignore[arg-type]
+                    obj = orjson.loads(self.raw())
                 except orjson.JSONDecodeError as e:
                     raise ValueError(
                         f"event log revision {self.revision} ({self.key}): damaged object: {e}") from None
@@ -110,15 +169,31 @@ class Record:
         return self.revision
 
     def raw(self) -> bytes:
-        """The object as compact JSON bytes."""
-        if self._raw is None:
-            self._raw = orjson.dumps(self._obj)
-        return self._raw
+        """The object as compact JSON bytes (read back from the file for a record that dropped them)."""
+        raw = self._raw
+        if raw is None:
+            if self._src is not None:
+                return self._src.read(self.revision, self._loc)
+            raw = self._raw = json_bytes(self._obj)
+        return raw
+
+    def locate(self, source: ObjectSource, offset: int, length: int) -> None:
+        """Note that the object's bytes are at ``offset`` (``length`` bytes) of ``source``'s file."""
+        self._src = source
+        self._loc = offset << _LEN_BITS | length
 
     def release(self) -> None:
-        """Drop the decoded object if the bytes can restore it (called once superseded)."""
-        if self._raw is not None:
+        """Drop what can be restored (called once superseded): the decoded object if the
+        bytes or the file give it back, and the bytes too if the file does."""
+        if self._src is not None:
+            self._obj = self._raw = None
+        elif self._raw is not None:
             self._obj = None
+
+    def drop_bytes(self) -> None:
+        """Drop the JSON bytes if the file gives them back (the decoded object stays)."""
+        if self._src is not None:
+            self._raw = None
 
     def __repr__(self) -> str:
         return f"Record(rev={self.revision}, {self.type} {self.key} by {self.actor} at t={self.time})"
