@@ -401,3 +401,23 @@ _elements = st.one_of(
 @given(st.frozensets(st.lists(_elements, min_size=1, max_size=4).map(tuple), max_size=12))
 def test_fieldsv1_round_trips(paths):
     assert from_fieldsv1(to_fieldsv1(paths)) == paths
+
+
+def test_equal_managed_fields_are_shared_between_objects_and_after_a_reopen(tmp_path):
+    """Memory: the pods of one ReplicaSet carry equal managedFields; they are one document."""
+    from k8semu.sim.cluster import Cluster
+
+    path = tmp_path / "cluster.log"
+    api = APIServer(EventLog(path=path))
+    api.create("namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}})
+    for name in ("a", "b"):
+        api.create("configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name},
+                                  "data": {"k": "v"}}, namespace="default")
+    docs = [api.get("configmaps", n, namespace="default")["metadata"]["managedFields"][0]["fieldsV1"]
+            for n in ("a", "b")]
+    assert docs[0] == {"f:data": {".": {}, "f:k": {}}} and docs[0] is docs[1]
+    api.log.close()
+    again = Cluster.open(path, read_only=True)
+    docs = [again.api.get("configmaps", n, namespace="default")["metadata"]["managedFields"][0]["fieldsV1"]
+            for n in ("a", "b")]
+    assert docs[0] == {"f:data": {".": {}, "f:k": {}}} and docs[0] is docs[1]

@@ -594,3 +594,18 @@ def test_a_file_changed_under_an_open_log_is_reported_by_revision(tmp_path):
     path.write_bytes(path.read_bytes()[:200])  # another program truncates it
     with pytest.raises(ValueError, match="event log revision 1: its object is no longer at byte"):
         again.get(KEY, revision=1).object
+
+
+def test_live_events_stay_in_the_file_until_read(tmp_path):
+    path = tmp_path / "c.log"
+    log = EventLog(path=path)
+    ev = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "web-1.1", "namespace": "default"},
+          "reason": "Scheduled"}
+    rec = log.create("/registry/events/default/web-1.1", ev, "default-scheduler")
+    live_pod = log.create(KEY, pod("web-1"), "a")
+    assert rec._obj is None and live_pod._obj is not None  # Events are cold, other objects are not
+    assert log.get("/registry/events/default/web-1.1").object["reason"] == "Scheduled"
+    log.close()
+    again = EventLog.open(path)
+    assert again.get("/registry/events/default/web-1.1")._obj is None
+    assert [r.object["reason"] for r in again.range("/registry/events/")] == ["Scheduled"]

@@ -119,7 +119,9 @@ class Cluster:
             FileNotFoundError: no such file.
             LogFormatError: the file is damaged (other than a torn last line).
         """
-        log = EventLog.open(path, sync=sync, read_only=read_only)
+        from ..api.fieldpath import share_managed_fields
+
+        log = EventLog.open(path, sync=sync, read_only=read_only, on_decode=share_managed_fields)
         return cls(log, int(log.header.get("seed", 0)), dict(log.header.get("cluster") or {}))
 
     def close(self) -> None:
