@@ -552,3 +552,35 @@ def test_dry_run_does_not_move_the_rng():
     pa = a.api.create("pods", {**pod(), "metadata": {"generateName": "x-"}}, namespace="default")
     pb = b.api.create("pods", {**pod(), "metadata": {"generateName": "x-"}}, namespace="default")
     assert (pa["metadata"]["name"], pa["metadata"]["uid"]) == (pb["metadata"]["name"], pb["metadata"]["uid"])
+
+
+def test_event_field_selectors_on_a_file_backed_cluster(tmp_path):
+    """Events of a file-backed cluster stay JSON bytes; a field selector still finds exactly its
+    events (describe's query), before and after a reopen."""
+    path = tmp_path / "cluster.log"
+    c = Cluster.create(seed=1, path=path)
+
+    def event(name, kind, obj_name, reason):
+        c.api.create("events", {"apiVersion": "v1", "kind": "Event",
+                                "metadata": {"name": name, "namespace": "default"},
+                                "involvedObject": {"kind": kind, "name": obj_name, "namespace": "default"},
+                                "reason": reason, "source": {"component": "kubelet"}, "type": "Normal"},
+                     namespace="default")
+
+    event("web-1.1", "Pod", "web-1", "Pulled")
+    event("web-1.2", "Pod", "web-1", "Started")
+    event("web-10.1", "Pod", "web-10", "Pulled")  # its name contains "web-1" but not "\"web-1\""
+    event("node-web-1.1", "Node", "web-1", "Pulled")  # a Node of the same name
+
+    def names(c, selector):
+        return [e["metadata"]["name"] for e in
+                c.api.list("events", namespace="default", field_selector=selector)["items"]]
+
+    for cl in (c, None):
+        if cl is None:
+            c.log.close()
+            cl = Cluster.open(path, read_only=True)
+        assert names(cl, "involvedObject.name=web-1,involvedObject.kind=Pod") == ["web-1.1", "web-1.2"]
+        assert names(cl, "involvedObject.name=web-1,reason!=Pulled") == ["web-1.2"]
+        assert names(cl, "reason=Pulled,source=kubelet") == ["node-web-1.1", "web-1.1", "web-10.1"]
+        assert names(cl, "involvedObject.name=web-2") == []

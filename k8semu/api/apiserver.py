@@ -433,8 +433,14 @@ class APIServer:
             ) from None
         items: list[dict[str, Any]] = []
         list_meta: dict[str, Any] = {"resourceVersion": str(rev)}
+        needles = self._json_needles(info, field_selector)
+        rest = needles[1:]
         with collector_paused():  # superseded versions are decoded here, thousands at a time
             for i, rec in enumerate(recs):
+                if needles and not rec.decoded:
+                    raw = rec.raw()
+                    if needles[0] not in raw or (rest and not all(n in raw for n in rest)):
+                        continue  # cannot match: not decoded at all (a cold Event, most of describe's)
                 obj = rec.object
                 if match is not None and not match(obj):
                     continue
@@ -450,6 +456,17 @@ class APIServer:
             "metadata": list_meta,
             "items": items,
         }
+
+    @staticmethod
+    def _json_needles(info: ResourceInfo, field_selector: str | None) -> tuple[bytes, ...]:
+        """For an Event LIST with a field selector: bytes an undecoded match must contain
+        (see :meth:`~k8semu.api.selectors.FieldSelector.json_needles`); else none."""
+        if not field_selector or info.plural != "events":
+            return ()
+        from . import selectors
+
+        # the longest first: it rules out most objects alone
+        return tuple(sorted(selectors.parse_field_selector(field_selector).json_needles(), key=len, reverse=True))
 
     def _matcher(
         self, info: ResourceInfo, label_selector: str | None, field_selector: str | None

@@ -576,6 +576,15 @@ class FieldSelector:
                 return t.value
         return None
 
+    def json_needles(self) -> tuple[bytes, ...]:
+        """Bytes that the compact JSON (as orjson writes it) of every object this selector
+        matches contains: each ``=`` term's non-empty value as a JSON string. For fields
+        whose values are JSON strings (every field of an Event), an object without one of
+        them cannot match, so it need not be decoded to be ruled out."""
+        import orjson
+
+        return tuple(orjson.dumps(t.value) for t in self.terms if t.op == "=" and t.value)
+
     def __str__(self) -> str:
         return ",".join(str(t) for t in self.terms)
 

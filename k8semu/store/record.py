@@ -8,10 +8,10 @@ kube-apiserver watch event would carry it.
 Memory: the decoded dict is kept only while the record is the key's live
 version. A record of a log file knows where its object's bytes are in the
 file (:class:`ObjectSource`): it keeps neither the bytes (once written) nor,
-once superseded (and, for the resources the log keeps *cold*, such as Events,
-at once), the dict, and reads them back with one ``pread`` when asked. A long
-history so costs a hundred-odd bytes per record in memory, not its size on
-disk. A record of an in-memory log keeps its JSON bytes instead.
+once superseded, the dict, and reads them back with one ``pread`` when asked.
+A long history so costs a hundred-odd bytes per record in memory, not its
+size on disk. A record of an in-memory log keeps its JSON bytes instead. The
+live records of *cold* resources (Events) keep only their JSON bytes.
 """
 
 from __future__ import annotations
@@ -194,6 +194,16 @@ class Record:
         """Drop the JSON bytes if the file gives them back (the decoded object stays)."""
         if self._src is not None:
             self._raw = None
+
+    def drop_object(self) -> None:
+        """Keep only the JSON bytes, if there are any (a live record of a cold resource)."""
+        if self._raw is not None:
+            self._obj = None
+
+    @property
+    def decoded(self) -> bool:
+        """Whether :attr:`object` costs nothing (else it decodes, maybe after a read of the file)."""
+        return self._obj is not None
 
     def __repr__(self) -> str:
         return f"Record(rev={self.revision}, {self.type} {self.key} by {self.actor} at t={self.time})"
