@@ -443,6 +443,39 @@ async def test_watch_list_ends_initial_events_with_a_bookmark(app):
     assert events[1]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
 
 
+async def test_watches_from_one_resource_version_share_one_encoded_stream(app):
+    """Clients of the same watch read one shared stream (one filter and encoding per event);
+    a client from an older resourceVersion gets a watch of its own; each gets every event once."""
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}
+    await call_json(app, "POST", "/api/v1/namespaces/default/configmaps", cm)
+    older = app.api.log.revision - 1
+    rv = app.api.log.revision
+    got = {}
+
+    async def client(i, since):
+        path = f"/api/v1/namespaces/default/configmaps?watch=true&resourceVersion={since}&timeoutSeconds=1"
+        got[i] = (await _watch_lines(app, path))[1]
+
+    async with trio.open_nursery() as background:
+        app.background = background
+        async with trio.open_nursery() as clients:
+            for i in range(3):
+                clients.start_soon(client, i, rv)
+            clients.start_soon(client, "older", older)
+            await trio.sleep(0.05)
+            (shared,) = app._shared.values()
+            assert len(shared.clients) == 3
+            for name in ("b", "c"):
+                await call_json(app, "POST", "/api/v1/namespaces/default/configmaps",
+                                {**cm, "metadata": {"name": name}})
+            await call_json(app, "DELETE", "/api/v1/namespaces/default/configmaps/b")
+    assert app._shared == {}  # the last client to leave stopped it
+    expected = [("ADDED", "b"), ("ADDED", "c"), ("DELETED", "b")]
+    for i in range(3):
+        assert [(e["type"], e["object"]["metadata"]["name"]) for e in got[i]] == expected
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in got["older"]] == [("ADDED", "a")] + expected
+
+
 # ---------------------------------------------------------------------------- over a real socket
 
 

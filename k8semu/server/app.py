@@ -43,6 +43,7 @@ from ..api.apiserver import APPLY_PATCH, JSON_PATCH, PATCH_TYPES, RequestContext
 from ..api.auth import SYSTEM_MASTERS, UserInfo, anonymous
 from ..api.resources import ResourceInfo, by_resource
 from . import discovery, metrics, openapi, protobuf
+from .watchcache import SharedWatch
 
 __all__ = ["APIApp", "VERSION_INFO"]
 
@@ -162,6 +163,9 @@ class APIApp:
         self.server_address = server_address
         self.shutting_down = trio.Event()
         self._encoded: OrderedDict[tuple[int, str], bytes] = OrderedDict()  # see _event_bytes
+        #: where shared watches run (see .watchcache); without one, every watch is its own
+        self.background: trio.Nursery | None = None
+        self._shared: dict[tuple[Any, ...], SharedWatch] = {}
 
     # ------------------------------------------------------------------ ASGI entry
     async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
@@ -587,6 +591,12 @@ class APIApp:
             first.append({"type": "BOOKMARK", "object": {
                 "kind": info.kind, "apiVersion": info.api_version,
                 "metadata": {"resourceVersion": rv, "annotations": {"k8s.io/initial-events-end": "true"}}}})
+        if (self.background is not None and not table and not initial_events and rv and rv.isdigit()
+                and int(rv) > 0):
+            shared = await self._shared_watch(ctx, info, ns, int(rv), selectors, req.flag("allowWatchBookmarks"))
+            if shared is not None:
+                return await self._stream(send, receive, "application/json",
+                                          self._shared_body(shared, int(rv), timeout))
         try:
             events = await api.watch(info, namespace=ns, ctx=ctx, resource_version=rv,
                                      allow_bookmarks=req.flag("allowWatchBookmarks"), **selectors)
@@ -608,9 +618,7 @@ class APIApp:
             return orjson.dumps({"type": ev["type"], "object": obj}) + b"\n"
 
         def encode_event(ev: WatchEvent) -> bytes:
-            if table or not ev.revision or ev.type not in ("ADDED", "MODIFIED", "DELETED"):
-                return encode(ev.wire())
-            return self._event_bytes(ev)
+            return encode(ev.wire()) if table else self._plain_event_bytes(ev)
 
         # One task reads the watch and encodes; the writer sends whatever has piled up as
         # one chunk, so a client that falls behind costs one socket write per batch, not per
@@ -647,6 +655,63 @@ class APIApp:
                         await trio.sleep(_WATCH_FLUSH * self.speed)
 
         await self._stream(send, receive, "application/json", body)
+
+    async def _shared_watch(self, ctx: RequestContext, info: ResourceInfo, ns: str | None, rv: int,
+                            selectors: dict[str, str | None], bookmarks: bool) -> SharedWatch | None:
+        """The shared watch a JSON watch from ``rv`` can read (see :mod:`.watchcache`), started
+        if there is none yet; None when this client needs a watch of its own (its
+        resourceVersion is older than what the shared one holds, or not valid)."""
+        api = self.api
+        key = (info.qualified, ns, selectors["label_selector"], selectors["field_selector"], bookmarks)
+        shared = self._shared.get(key)
+        if shared is not None and shared.done:
+            del self._shared[key]
+            shared = None
+        if shared is not None:
+            api._authz(ctx, "watch", info, ns)  # as the API server's watch would for this client
+            return shared if shared.covers(rv) and rv <= api.log.revision else None
+        if rv > api.log.revision:
+            return None  # the watch of its own reports "Too large resource version"
+        try:
+            events = await api.watch(info, namespace=ns, ctx=ctx, resource_version=str(rv),
+                                     allow_bookmarks=bookmarks, **selectors)
+        except errors.Expired:
+            return None  # ... and this as an ERROR event
+        shared = self._shared[key] = SharedWatch(key, rv)
+        assert self.background is not None
+        self.background.start_soon(shared.pump, events, self._plain_event_bytes)
+        return shared
+
+    def _shared_body(self, shared: SharedWatch, rv: int, timeout: float):
+        client = shared.join(rv)
+
+        async def body(write: Callable[[bytes], Awaitable[None]]) -> None:
+            try:
+                with trio.move_on_after(timeout * self.speed):
+                    while (chunk := await shared.next_chunk(client)) is not None:
+                        await write(chunk)
+                        await trio.sleep(self._flush_period() * self.speed)  # let the next chunk gather
+            finally:
+                shared.leave(client)
+                if not shared.clients:
+                    shared.cancel_scope.cancel()
+                    if self._shared.get(shared.key) is shared:
+                        del self._shared[shared.key]
+
+        return body
+
+    def _flush_period(self) -> float:
+        """Wall seconds a shared-watch client waits after a write: :data:`_WATCH_FLUSH`, longer
+        with many clients (1 s at 2,000), so that sending costs at most ~2,000 socket writes
+        a second whatever their number and the API's own requests keep their share of the CPU."""
+        clients = sum(len(s.clients) for s in self._shared.values())
+        return _WATCH_FLUSH * min(10.0, max(1.0, clients / 200))
+
+    def _plain_event_bytes(self, ev: WatchEvent) -> bytes:
+        """The JSON line of a (non-Table) watch event."""
+        if not ev.revision or ev.type not in ("ADDED", "MODIFIED", "DELETED"):
+            return orjson.dumps(ev.wire()) + b"\n"
+        return self._event_bytes(ev)
 
     def _event_bytes(self, ev: WatchEvent) -> bytes:
         """The JSON line of a watch event, encoded once for every watch that sends it

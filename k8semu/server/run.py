@@ -76,8 +76,12 @@ async def serve_api(
         app.shutting_down.set()  # end open watches and log follows now
 
     async with trio.open_nursery() as nursery:
-        binds = await nursery.start(lambda task_status: serve(app, cfg, raw_upgrade=app.raw_upgrade,
-                                                              shutdown_trigger=trigger, task_status=task_status))
+        async def serving(task_status=trio.TASK_STATUS_IGNORED) -> None:
+            await serve(app, cfg, raw_upgrade=app.raw_upgrade, shutdown_trigger=trigger, task_status=task_status)
+            nursery.cancel_scope.cancel()  # the shared watches (app.background) end with the server
+
+        app.background = nursery
+        binds = await nursery.start(serving)
         url = binds[0]
         app.server_address = url.split("://", 1)[1]
         task_status.started(url)
