@@ -171,3 +171,35 @@ def test_restarted_kubelet_replays_what_happened_while_it_was_down():
             api.epoch, started["state"]["running"]["startedAt"]) + 20
 
     run_cluster(c, body, default_factories(c))
+
+
+def test_serve_catches_a_stale_clock_up_without_nodes_going_not_ready():
+    """``serve`` on a cluster last run 100 days ago (by kubectl's wall clock): the clock jumps
+    to the wall clock's time, so kubectl's ages are right; like a restarted control plane,
+    nodes get a full grace period from then on instead of going Unknown at once."""
+    from datetime import timedelta
+
+    from k8semu.cli.commands.serve import catch_up_with_wall_clock
+
+    c = Cluster.create(seed=3)
+
+    async def first(rt):
+        assert await rt.settle()
+
+    run_cluster(c, first, default_factories(c))
+    before = c.time
+    wall = c.api.epoch + timedelta(days=100, seconds=0.5)
+    assert catch_up_with_wall_clock(c, wall) == before
+    assert c.time == c.resumed_at == 100 * 86400.0
+    assert catch_up_with_wall_clock(c, wall) is None  # caught up: nothing to do
+
+    async def resumed(rt):
+        await rt.advance(60)
+        for n in c.api.list("nodes")["items"]:
+            ready = next(x for x in n["status"]["conditions"] if x["type"] == "Ready")
+            assert ready["status"] == "True", n["metadata"]["name"]
+        assert c.api.timestamp(c.time).startswith((c.api.epoch + timedelta(days=100)).strftime("%Y-%m-%d"))
+
+    run_cluster(c, resumed, default_factories(c))
+    not_ready = [e for e in c.api.list("events", namespace="default")["items"] if e["reason"] == "NodeNotReady"]
+    assert not_ready == []

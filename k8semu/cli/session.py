@@ -80,13 +80,14 @@ def cluster_path(args: argparse.Namespace) -> Path:
 
 
 def open_cluster(args: argparse.Namespace, *, create: bool = False, read_only: bool = False,
-                 serve: dict[str, Any] | None = None) -> Cluster:
+                 serve: dict[str, Any] | None = None, epoch: str | None = None) -> Cluster:
     """Open the cluster file (creating a default cluster when ``create`` and it is missing).
 
     A writable open first takes the cluster's writer lock (:func:`lock_cluster`;
     waiting for another writer), then reads the log, so it sees every write the
     previous holder made; :meth:`Cluster.close` releases the lock. ``serve``
-    (``{"kubeconfig": PATH}``) marks the holder as ``k8semu serve``. A read-only
+    (``{"kubeconfig": PATH}``) marks the holder as ``k8semu serve``; ``epoch`` (an
+    RFC 3339 time) is where a cluster created here starts its clock. A read-only
     open takes no lock: it reads what has been written so far, dropping a last
     line still being written without a word.
 
@@ -108,7 +109,12 @@ def open_cluster(args: argparse.Namespace, *, create: bool = False, read_only: b
             if not create:
                 raise FileNotFoundError(f'no cluster at "{path}": create one with "k8semu cluster create" '
                                         f'or "k8semu apply -f FILE"')
-            cluster = Cluster.create(path, kubeadm_addons=True)
+            config = None
+            if epoch is not None:
+                from ..sim.config import ClusterConfig
+
+                config = {**ClusterConfig.default().to_dict(), "epoch": epoch}
+            cluster = Cluster.create(path, config=config, kubeadm_addons=True)
             cluster.opened_as = "create"  # the session's RNG continues from the bootstrap (docs/replay.md)
         else:
             cluster = Cluster.open(path)

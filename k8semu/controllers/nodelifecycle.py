@@ -86,13 +86,18 @@ class NodeLifecycleController(Component):
         api: the API server.
         node_monitor_period: seconds between checks (5).
         node_monitor_grace_period: seconds without a heartbeat before Unknown (40).
+        resumed_at: virtual time at which the whole cluster came back after being off
+            (``serve`` catching its clock up with the wall clock): like a restarted
+            controller-manager, whose probe timestamps start at its start, no node
+            goes Unknown for a silence before then.
         eviction_rate: NoExecute taints added per second per zone (0.1).
     """
 
     name = "node-lifecycle-controller"
 
     def __init__(self, api: APIServer, *, node_monitor_period: float = 5.0,
-                 node_monitor_grace_period: float = 40.0, eviction_rate: float = 0.1) -> None:
+                 node_monitor_grace_period: float = 40.0, eviction_rate: float = 0.1,
+                 resumed_at: float | None = None) -> None:
         super().__init__(api)
         self.period = node_monitor_period
         self.grace = node_monitor_grace_period
@@ -103,6 +108,7 @@ class NodeLifecycleController(Component):
         self.events = EventRecorder(api, self.ctx, "node-controller")
         self._last_taint_time: dict[str, float] = {}  # zone -> virtual time of the last NoExecute taint
         self._known: dict[str, str] | None = None  # uid -> name of the nodes registered (knownNodeSet)
+        self.resumed_at = resumed_at
 
     def _last_heartbeat(self, node: dict[str, Any]) -> float | None:
         name = node["metadata"]["name"]
@@ -115,7 +121,11 @@ class NodeLifecycleController(Component):
             times.append(parse_time(self.api.epoch, ready["lastHeartbeatTime"]))
         if not times:
             created = node["metadata"].get("creationTimestamp")
-            return parse_time(self.api.epoch, created) if created else None
+            if not created:
+                return None
+            times.append(parse_time(self.api.epoch, created))
+        if self.resumed_at is not None:
+            times.append(self.resumed_at)
         return max(times)
 
     def next_wakeup(self) -> float | None:

@@ -61,6 +61,9 @@ class Cluster:
         from .config import ClusterConfig
 
         self.nodes = ClusterConfig.from_header(config)
+        #: virtual time at which this session brought the cluster back after it was off (``serve``
+        #: catching its clock up with the wall clock), or None
+        self.resumed_at: float | None = None
 
     @property
     def time(self) -> float:

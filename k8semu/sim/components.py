@@ -222,8 +222,9 @@ class MachineSupervisor(Component):
                 pass
 
 
-def controller_factories(api: Any, config: Any) -> dict[str, Factory]:
-    """kube-controller-manager's controllers, by upstream name."""
+def controller_factories(api: Any, config: Any, resumed_at: float | None = None) -> dict[str, Factory]:
+    """kube-controller-manager's controllers, by upstream name (``resumed_at``: see
+    :class:`~k8semu.controllers.nodelifecycle.NodeLifecycleController`)."""
     from ..controllers.cronjob import CronJobController
     from ..controllers.daemonset import DaemonSetController
     from ..controllers.deployment import DeploymentController
@@ -246,7 +247,7 @@ def controller_factories(api: Any, config: Any) -> dict[str, Factory]:
 
     return {
         "node-ipam-controller": lambda: NodeIPAMController(api, config),
-        "node-lifecycle-controller": lambda: NodeLifecycleController(api),
+        "node-lifecycle-controller": lambda: NodeLifecycleController(api, resumed_at=resumed_at),
         "taint-eviction-controller": lambda: TaintEvictionController(api),
         "service-account-controller": lambda: ServiceAccountsController(api),
         "root-ca-cert-publisher": lambda: RootCACertPublisher(api),
@@ -290,7 +291,7 @@ def default_factories(cluster: Any) -> dict[str, Factory]:
     api = cluster.api
     config = cluster.nodes
     factories: dict[str, Factory] = {"machine-supervisor": lambda: MachineSupervisor(cluster)}
-    factories.update(controller_factories(api, config))
+    factories.update(controller_factories(api, config, getattr(cluster, "resumed_at", None)))
     factories["default-scheduler"] = lambda: Scheduler(api)
     stopped = stopped_nodes(cluster)
     kubeadm = bool(cluster.config.get("kubeadm"))

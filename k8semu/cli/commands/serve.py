@@ -18,6 +18,18 @@ session in the log, bracketed by ``{"type":"SESSION",…,"serve":true}`` marks
 (start: revision, virtual time, ``speed``; end: revision and virtual time
 reached). It ran in real time, so ``k8semu replay`` cannot re-execute it;
 history, diff, ``--at``, timeline and bisect read it as any other session.
+
+Timestamps are the cluster's epoch plus its virtual time, and kubectl computes
+the ages it prints (``describe``'s and ``events``' columns) against the wall
+clock. So a cluster that ``serve`` creates starts its clock at the wall
+clock's time, and when ``serve`` continues a cluster whose clock is behind the
+wall clock (it was created by the CLI, whose clusters start at a fixed epoch
+for reproducible logs, or was last served a while ago), its clock first jumps
+to the wall clock: the cluster was off meanwhile, as a real one switched off
+and on again. Nothing runs in the gap; as after a control-plane restart, nodes
+get a full ``node-monitor-grace-period`` from then on before going Unknown.
+The start mark records the jump (``"resumed_from"``). At ``--speed`` other
+than 1 the cluster's clock then runs away from the wall clock again.
 """
 
 from __future__ import annotations
@@ -26,10 +38,12 @@ import argparse
 import os
 import signal
 import sys
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import trio
 
+from ...api.humanize import human_duration
 from ..durations import parse_duration
 from ..session import cluster_path, open_cluster
 
@@ -71,15 +85,21 @@ def run(args: argparse.Namespace) -> int:
         tokens.update(parse_token_file(Path(args.token_file).read_text()))
     path = cluster_path(args)
     kubeconfig = Path(args.kubeconfig or DEFAULT_KUBECONFIG).absolute()
-    cluster = open_cluster(args, create=True, serve={"kubeconfig": str(kubeconfig)})
+    wall = datetime.now(timezone.utc)  # serve runs in real time: the wall clock is its input
+    cluster = open_cluster(args, create=True, serve={"kubeconfig": str(kubeconfig)},
+                           epoch=wall.strftime("%Y-%m-%dT%H:%M:%SZ"))
     try:
         creds = load_credentials(path.parent / "pki")
     except BaseException:
         cluster.close()
         raise
     tokens[creds.admin_token] = admin_user()
+    resumed_from = catch_up_with_wall_clock(cluster, wall)
     started_at = cluster.time  # the virtual time the session starts at (the clock runs from here)
     cluster.clock.set_speed(args.speed)
+    if resumed_from is not None:
+        print(f"k8semu: the cluster was off for {human_duration(started_at - resumed_from)}: its clock "
+              f"jumped to the wall clock's time", file=sys.stderr)
 
     async def body(rt) -> None:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -107,7 +127,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         log.mark({"type": "SESSION", "event": "start", "rev": log.revision, "t": started_at,
                   "argv": [os.path.basename(sys.argv[0])] + list(sys.argv[1:]),
-                  "rng": getattr(cluster, "opened_as", "reopen"), "serve": True, "speed": args.speed})
+                  "rng": getattr(cluster, "opened_as", "reopen"), "serve": True, "speed": args.speed,
+                  **({"resumed_from": resumed_from} if resumed_from is not None else {})})
         try:
             run_cluster(cluster, body, default_factories(cluster))
         finally:
@@ -116,6 +137,19 @@ def run(args: argparse.Namespace) -> int:
         cluster.close()
     print("k8semu: stopped", file=sys.stderr)
     return 0
+
+
+def catch_up_with_wall_clock(cluster, wall: datetime) -> float | None:
+    """Jump ``cluster``'s virtual clock to ``wall`` (whole seconds) if it is behind by a
+    second or more, noting the new time in :attr:`Cluster.resumed_at`; returns the
+    virtual time it was at, or None (see the module docstring)."""
+    behind = int((wall - (cluster.api.epoch + timedelta(seconds=cluster.time))).total_seconds())
+    if behind < 1:
+        return None
+    was = cluster.time
+    cluster.clock.jump(float(behind))
+    cluster.resumed_at = cluster.time
+    return was
 
 
 async def compact_periodically(log, interval: float) -> None:
