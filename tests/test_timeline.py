@@ -161,3 +161,26 @@ def test_bisect_finds_the_write(capsys, lab):
     assert code == 1 and "does not hold" in err
     with pytest.raises(ConditionError, match="unknown predicate"):
         parse_condition("deployment/web wobbly")
+
+
+def test_trace_names_what_made_the_replicaset_create_the_pod(capsys, tmp_path):
+    (tmp_path / "web.yaml").write_text(WEB)
+    path = tmp_path / "cluster.log"
+    assert main(["--cluster", str(path), "apply", "-f", str(tmp_path / "web.yaml")]) == 0
+    log = open_log(path)
+    pods = sorted(r.key.rsplit("/", 1)[1] for r in log.range("/registry/pods/default/"))
+    assert main(["--cluster", str(path), "scale", "deployment", "web", "--replicas", "3"]) == 0
+    assert main(["--cluster", str(path), "delete", "pod", pods[0]]) == 0
+    capsys.readouterr()
+    log = open_log(path)
+    created = [r for r in log.records(0, "/registry/pods/default/") if r.type == "ADDED"]
+    scaled, replacement = created[-2], created[-1]  # the scale's pod, then the deleted one's replacement
+    scale = next(r for r in log.history("/registry/deployments.apps/default/web")
+                 if r.actor.startswith("user:") and r.object["spec"]["replicas"] == 3)
+    step1 = trace_pod(log, "default", scaled.key.rsplit("/", 1)[1])[0]
+    assert (step1.revision, step1.actor) == (scale.revision, "user:kubernetes-admin")
+    step1 = trace_pod(log, "default", replacement.key.rsplit("/", 1)[1])[0]
+    assert step1.actor == "user:kubernetes-admin"
+    assert step1.detail.startswith(f"pod/{pods[0]} deleted by user:kubernetes-admin; replicaset.apps/web-")
+    steps = trace_pod(log, "default", replacement.key.rsplit("/", 1)[1])
+    assert steps[3].revision <= min(s.revision for s in steps[4:10])  # the kubelet's first write comes first

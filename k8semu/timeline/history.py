@@ -350,18 +350,74 @@ def _owner_chain(log: EventLog, ns: str, obj: dict[str, Any], rev: int) -> list[
     return chain
 
 
+def _spec_changes(hist: list[Record], upto: int) -> list[Record]:
+    """The records of one object (oldest first, up to revision ``upto``) that created it or
+    changed its ``spec``."""
+    out, spec = [], None
+    for r in hist:
+        if r.revision > upto:
+            break
+        new = (r.object.get("spec") if r.type != DELETED else spec)
+        if r.type == "ADDED" or new != spec:
+            out.append(r)
+        spec = new
+    return out
+
+
+def _request_of(log: EventLog, ns: str, first: Record, chain: list[Record]) -> tuple[Record, str]:
+    """Step 1 for a pod that a controller created: what made its owner create it, and a detail.
+
+    Its nearest owner (a ReplicaSet, Job…) creates pods when its spec changes (created, scaled:
+    the change is traced up the owner chain to the user's write that caused it) or when one of
+    its pods goes away (deleted, evicted: that deletion is the request, whoever made it).
+    """
+    owner = chain[0]
+    owner_uid = (owner.object.get("metadata") or {}).get("uid")
+    changes = _spec_changes(log.history(owner.key), first.revision)
+    since = changes[-1].revision if changes else first.revision
+    lost: Record | None = None
+    terminating: set[str] = set()
+    for rec in log.records(max(since, log.compact_revision), f"/registry/pods/{ns}/"):
+        if rec.revision >= first.revision:
+            break
+        meta = rec.object.get("metadata") or {}
+        if not any(ref.get("uid") == owner_uid for ref in meta.get("ownerReferences") or ()):
+            continue
+        if rec.type == DELETED and rec.key not in terminating:
+            lost = rec
+        elif rec.type != DELETED and meta.get("deletionTimestamp") and rec.key not in terminating:
+            terminating.add(rec.key)
+            lost = rec
+    via = " → ".join(describe_key(r.key) for r in reversed(chain))
+    if lost is not None:
+        return lost, (f"{describe_key(lost.key)} deleted by {lost.actor}; {describe_key(owner.key)} "
+                      f"created a replacement (via {via})")
+    req = changes[-1] if changes else owner
+    for higher in chain[1:]:  # a controller's write: look for what changed its own owner
+        if req.actor.startswith("user:"):
+            break
+        up = _spec_changes(log.history(higher.key), req.revision)
+        if up:
+            req = up[-1]
+    return req, f"{req.type} {describe_key(req.key)}; via {via}"
+
+
 def trace_pod(log: EventLog, namespace: str, name: str) -> list[TraceStep]:
     """The pod's path through the components: the 12 steps of pod creation, as they happened.
 
-    1 the request (the user's last write to the top owner before the pod
-    appeared, or the pod's own create), 2 the pod's ``ADDED`` record, 3 the
+    1 the request (for a pod a controller created: the deletion of the pod it
+    replaces, else the spec change of its owners that led to it, traced up to a
+    user's write; otherwise the pod's own create), 2 the pod's ``ADDED`` record, 3 the
     scheduler's binding (``spec.nodeName`` set; its ``Scheduled`` event),
     4 the kubelet's first write about it, 5 the first ``status.podIP``,
     6–8 the ``Pulled`` / ``Created`` / ``Started`` events, 9 ``phase:
     Running``, 10 the ``Ready`` condition ``True``, 11 the first
     EndpointSlice (else Endpoints) write listing the pod ready, 12 kube-proxy
     (it writes nothing to the API, so the step is the EndpointSlice write its
-    rules follow). The first incarnation of the pod's name is traced.
+    rules follow). Each step is the earliest write that shows it; the kubelet
+    reports the pod IP (5) with the status it writes after the containers
+    start, so that step's revision can be later than 6–8's. The first
+    incarnation of the pod's name is traced.
 
     Raises:
         ValueError: no such pod in the log.
@@ -376,18 +432,15 @@ def trace_pod(log: EventLog, namespace: str, name: str) -> list[TraceStep]:
     steps = [TraceStep(i + 1, t) for i, t in enumerate(_STEP_TITLES)]
 
     def hit(n: int, rec: Record, detail: str = "") -> None:
-        s = steps[n - 1]
-        if s.revision is None:
+        s = steps[n - 1]  # the earliest write that shows the step
+        if s.revision is None or rec.revision < s.revision:
             s.revision, s.time, s.actor, s.detail = rec.revision, rec.time, rec.actor, detail
 
     pod0 = first.object
     chain = _owner_chain(log, namespace, pod0, first.revision)
     if chain:
-        top = chain[-1]
-        users = [r for r in log.history(top.key) if r.revision <= first.revision and r.actor.startswith("user:")]
-        req = users[-1] if users else top
-        hit(1, req, f"{req.type} {describe_key(req.key)}; via "
-                    + " → ".join(describe_key(r.key) for r in reversed(chain)))
+        req, detail = _request_of(log, namespace, first, chain)
+        hit(1, req, detail)
     else:
         hit(1, first, f"{first.type} {describe_key(first.key)}")
     hit(2, first, "spec.nodeName empty" if not (pod0.get("spec") or {}).get("nodeName") else
