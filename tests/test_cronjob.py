@@ -197,3 +197,26 @@ def test_most_recent_schedule_counts_missed():
     assert recent == datetime(2025, 1, 1, 0, 5, tzinfo=timezone.utc) and missed == 1
     recent, missed = most_recent_schedule(sched, start, datetime(2025, 1, 1, 10, 1, tzinfo=timezone.utc))
     assert recent == datetime(2025, 1, 1, 10, 0, tzinfo=timezone.utc) and missed == 120
+
+
+def test_history_limit_deletes_each_old_job_exactly_once():
+    """Regression: a CronJob every minute with ``successfulJobsHistoryLimit: 1`` on a full
+    cluster deleted one old Job twice (``SuccessfulDelete`` then Warning ``FailedDelete``
+    ``Deleted job: jobs.batch "hello-…" not found``) when a second sync ran before the Jobs
+    informer had seen the first sync's delete. Upstream deletes each Job once."""
+    from k8semu.sim.components import default_factories
+
+    cluster = Cluster.create(seed=0)
+    api = cluster.api
+
+    async def body(rt):
+        api.create("cronjobs.batch", cronjob(schedule="* * * * *", successfulJobsHistoryLimit=1))
+        await rt.advance(8 * 60 + 30)
+
+    run_cluster(cluster, body, default_factories(cluster))
+    mine = [e for e in api.list("events", namespace="default")["items"] if e["involvedObject"]["kind"] == "CronJob"]
+    assert [e for e in mine if e["type"] == "Warning"] == []
+    deleted = [e["message"] for e in mine if e["reason"] == "SuccessfulDelete"]
+    assert deleted == [f"Deleted job hello-{EPOCH_MINUTES + i}" for i in range(1, 8)]
+    assert all(e["count"] == 1 for e in mine if e["reason"] == "SuccessfulDelete")
+    assert [j["metadata"]["name"] for j in jobs(api)] == [f"hello-{EPOCH_MINUTES + 8}"]

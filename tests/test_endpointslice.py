@@ -105,8 +105,10 @@ def test_slice_shape_matches_upstream():
         assert e0["targetRef"]["kind"] == "Pod" and e0["targetRef"]["name"] == "web-0"
         assert e1["conditions"] == {"ready": False, "serving": False, "terminating": False}
         assert "hostname" not in e1
-        assert {r.actor for r in c.log.records() if r.key.startswith("/registry/endpointslices")} == {
-            "endpointslice-controller"}
+        actors = {r.key.rsplit("/", 1)[1]: r.actor for r in c.log.records()
+                  if r.key.startswith("/registry/endpointslices")}
+        # the Service's slices are the controller's; default/kubernetes is the apiserver's own
+        assert actors == {m["name"]: "endpointslice-controller", "kubernetes": "kube-apiserver"}
 
     run(c, body)
 
@@ -340,8 +342,8 @@ def test_endpoints_object_as_kubectl_describe_reads_it():
         assert subset["addresses"][0]["targetRef"]["name"] == "web-0"
         assert [a["ip"] for a in subset["notReadyAddresses"]] == ["10.244.0.10"]
         assert subset["ports"] == [{"name": "http", "port": 8080, "protocol": "TCP"}]
-        assert {r.actor for r in c.log.records() if r.key.startswith("/registry/endpoints/")} == {
-            "endpoint-controller"}
+        assert {r.actor for r in c.log.records() if r.key.startswith("/registry/endpoints/")
+                and not r.key.endswith("/default/kubernetes")} == {"endpoint-controller"}
         # a hand edit is put back; deleting the Service deletes its Endpoints
         api.update("endpoints", {**api.get("endpoints", "web", namespace="default"), "subsets": []})
         await rt.settle()
@@ -368,3 +370,63 @@ def test_endpoints_of_selectorless_service_are_left_alone():
         assert "labels" not in ep["metadata"]
 
     run(c, body)
+
+
+# --------------------------------------------------------------------------- default/kubernetes
+
+
+def test_kubernetes_service_has_the_apiservers_endpoints_and_slice():
+    """Regression: ``kubectl get ep kubernetes`` was NotFound. Upstream the apiserver's endpoint
+    reconciler keeps Endpoints and an EndpointSlice ``default/kubernetes`` pointing at its
+    advertise address (the control-plane node's InternalIP) on 6443; the controllers, which
+    skip the selector-less ``kubernetes`` Service, leave them alone."""
+    c = Cluster.create(seed=12)
+    api = c.api
+    cp_ip = "172.18.0.2"  # the default cluster's control-plane node
+
+    async def body(rt):
+        await rt.settle()
+
+    run(c, body)
+    ep = api.get("endpoints", "kubernetes", namespace="default")
+    assert ep["metadata"]["labels"] == {"endpointslice.kubernetes.io/skip-mirror": "true"}
+    assert "ownerReferences" not in ep["metadata"]
+    assert ep["subsets"] == [{"addresses": [{"ip": cp_ip}],
+                              "ports": [{"name": "https", "port": 6443, "protocol": "TCP"}]}]
+    [sl] = slices(api, "kubernetes")
+    assert sl["metadata"]["name"] == "kubernetes"
+    assert sl["metadata"]["labels"] == {"kubernetes.io/service-name": "kubernetes"}
+    assert "ownerReferences" not in sl["metadata"]
+    assert sl["addressType"] == "IPv4"
+    assert sl["endpoints"] == [{"addresses": [cp_ip], "conditions": {"ready": True}}]
+    assert sl["ports"] == [{"name": "https", "port": 6443, "protocol": "TCP"}]
+    # written once, by the apiserver, right after the Service; no controller touched them
+    recs = [r for r in c.log.records() if r.key.endswith("/default/kubernetes")]
+    assert [(r.type, r.object["kind"], r.actor) for r in recs] == [
+        ("ADDED", "Service", "kube-apiserver"), ("ADDED", "Endpoints", "kube-apiserver"),
+        ("ADDED", "EndpointSlice", "kube-apiserver")]
+
+
+def test_kubernetes_endpoints_follow_the_control_plane_nodes_address():
+    from k8semu.sim.config import ClusterConfig
+
+    config = ClusterConfig.from_dict({"nodes": [{"name": "worker-a"}, {"name": "cp", "role": "control-plane"}]})
+    c = Cluster.create(seed=13, config=config)
+    ep = c.api.get("endpoints", "kubernetes", namespace="default")
+    assert ep["subsets"][0]["addresses"] == [{"ip": "172.18.0.3"}]  # the second node's InternalIP
+    [sl] = slices(c.api, "kubernetes")
+    assert sl["endpoints"][0]["addresses"] == ["172.18.0.3"]
+
+
+def test_kubernetes_endpoints_in_kubectl_get_and_describe(tmp_path, capsys):
+    from conftest import Kubectl
+
+    k = Kubectl(tmp_path / "cluster.log", capsys)
+    assert k("cluster", "create", "--nodes", "1", "--bare")[0] == 0
+    rc, out, _ = k("get", "ep", "kubernetes")
+    assert rc == 0 and out[0].split() == ["NAME", "ENDPOINTS", "AGE"]
+    assert out[1].split()[:2] == ["kubernetes", "172.18.0.2:6443"]
+    rc, out, _ = k("get", "endpointslice", "kubernetes")
+    assert rc == 0 and out[1].split()[:4] == ["kubernetes", "IPv4", "6443", "172.18.0.2"]
+    rc, out, _ = k("describe", "service", "kubernetes")
+    assert rc == 0 and "Endpoints:                172.18.0.2:6443" in out

@@ -346,3 +346,70 @@ def test_delete_removes_pod_and_nomination():
     assert [x.key for x in q.nominated_pods_for_node("n1")] == [p["metadata"]["uid"]]
     q.delete(p)
     assert len(q) == 0 and q.nominated_pods_for_node("n1") == []
+
+
+# --- scheduling gates on a running cluster -------------------------------------------------------------
+
+def _gated_cluster():
+    from k8semu.sim.cluster import Cluster
+
+    cluster = Cluster.create(seed=21)
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "test-pod", "namespace": "default"},
+           "spec": {"schedulingGates": [{"name": "example.com/foo"}, {"name": "example.com/bar"}],
+                    "containers": [{"name": "pause", "image": "registry.k8s.io/pause:3.6"}]}}
+    return cluster, pod
+
+
+def _pod_events(api, name):
+    return [(e["type"], e["reason"]) for e in api.list("events", namespace="default")["items"]
+            if e["involvedObject"]["name"] == name]
+
+
+def test_gated_pod_is_never_tried_until_its_gates_are_removed():
+    """The SchedulingGates PreEnqueue keeps a gated pod out of activeQ: no attempt, no
+    FailedScheduling, no Unschedulable condition; removing the gates (an update) schedules it."""
+    from k8semu.sim.components import default_factories
+    from k8semu.sim.runtime import run_cluster
+
+    cluster, pod = _gated_cluster()
+    api = cluster.api
+    seen = {}
+
+    async def body(rt):
+        api.create("pods", pod, namespace="default")
+        await rt.advance(400)  # past the 5-minute unschedulable flush: gated pods are not flushed
+        p = api.get("pods", "test-pod", namespace="default")
+        seen["gated"] = (p["spec"].get("nodeName"), p["status"]["phase"],
+                         [c for c in p["status"].get("conditions") or () if c.get("reason") == "Unschedulable"],
+                         _pod_events(api, "test-pod"))
+        sched = rt.components["default-scheduler"]
+        seen["queue"] = {k: [x["metadata"]["name"] for x in v] for k, v in sched.sched_queue.pending_pods().items()}
+        ungated = {**p, "spec": {k: v for k, v in p["spec"].items() if k != "schedulingGates"}}
+        api.update("pods", ungated, namespace="default")
+        await rt.settle()
+
+    run_cluster(cluster, body, default_factories(cluster))
+    assert seen["gated"] == (None, "Pending", [], [])
+    assert seen["queue"] == {"active": [], "backoff": [], "unschedulable": ["test-pod"]}
+    p = api.get("pods", "test-pod", namespace="default")
+    assert p["spec"]["nodeName"].startswith("node-")
+    assert p["status"]["phase"] == "Running"
+    scheduled = next(c for c in p["status"]["conditions"] if c["type"] == "PodScheduled")
+    assert scheduled["status"] == "True" and "reason" not in scheduled
+    assert ("Normal", "Scheduled") in _pod_events(api, "test-pod")
+    assert ("Warning", "FailedScheduling") not in _pod_events(api, "test-pod")
+
+
+def test_gated_pod_gets_the_scheduling_gated_condition_and_status():
+    """Upstream a pod created with schedulingGates has ``PodScheduled=False`` reason
+    ``SchedulingGated`` from the create response on, and ``kubectl get pod`` shows STATUS
+    ``SchedulingGated`` (printPod reads that condition)."""
+    from k8semu.api.tables import pod_status_reason
+
+    cluster, pod = _gated_cluster()
+    created = cluster.api.create("pods", pod, namespace="default")
+    [cond] = created["status"].get("conditions") or [{}]
+    assert {k: cond.get(k) for k in ("type", "status", "reason", "message")} == {
+        "type": "PodScheduled", "status": "False", "reason": "SchedulingGated",
+        "message": "Scheduling is blocked due to non-empty scheduling gates"}
+    assert pod_status_reason(created) == "SchedulingGated"

@@ -87,7 +87,13 @@ def prepare_for_create(obj: dict[str, Any]) -> dict[str, Any]:
         meta.pop("generation", None)
     obj["metadata"] = meta
     if kind == "Pod":
-        status = {"phase": "Pending", "qosClass": qos_class(obj)}
+        status: dict[str, Any] = {"phase": "Pending", "qosClass": qos_class(obj)}
+        if (obj.get("spec") or {}).get("schedulingGates"):
+            # the pod registry's applySchedulingGatedCondition: the scheduler leaves it alone
+            status["conditions"] = [{"type": "PodScheduled", "status": "False", "lastProbeTime": None,
+                                     "lastTransitionTime": meta.get("creationTimestamp"),
+                                     "reason": "SchedulingGated",
+                                     "message": "Scheduling is blocked due to non-empty scheduling gates"}]
         obj["status"] = status
     elif kind == "Namespace":
         obj["status"] = {"phase": "Active"}

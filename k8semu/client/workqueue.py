@@ -347,6 +347,15 @@ class WorkQueue:
         del self._waiting[key]
         self.add(key)
 
+    def cancel_after(self, key: Hashable) -> None:
+        """Drop ``key`` if it is waiting to be added (:meth:`add_after`): a check that is no
+        longer needed (an upstream controller's check would find nothing to do; dropping it
+        keeps a pending timer from holding the cluster unsettled). No effect on a key already
+        in the queue."""
+        waiting = self._waiting.pop(key, None)
+        if waiting is not None:
+            waiting.cancel()
+
     # --- rate-limiting queue (client-go rate_limiting_queue.go) -----------
     def add_rate_limited(self, key: Hashable) -> None:
         """Add ``key`` after the delay the rate limiter decides (records a

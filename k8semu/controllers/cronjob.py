@@ -25,6 +25,17 @@ A sync (:meth:`CronJobController.sync`) does what upstream's ``sync`` does:
    workqueue's ``add_after`` (a scheduled wake-up, so :meth:`Runtime.settle`
    never waits past the next run).
 
+Jobs come from the informer, as upstream's ``getJobsToBeReconciled`` reads the
+Job lister. Upstream a sync takes milliseconds of API round trips, long enough
+for the watch to deliver the DELETE of a Job the sync itself removed before the
+next sync of the same CronJob starts; in virtual time the next sync can start
+at once, before the Jobs informer has caught up. So a Job this controller
+deleted (and that is gone, not merely terminating) is left out of the Jobs a
+sync looks at until the informer reports its deletion: the history-limit
+cleanup deletes each old Job once (one ``SuccessfulDelete``), never a second
+time into a ``NotFound`` (upstream's ``deleteJob`` would report that as a
+``FailedDelete`` Warning, as this one still does for any failed delete).
+
 The schedule arithmetic (:func:`parse_schedule`, :func:`most_recent_schedule`,
 :func:`job_name`, :func:`job_from_template`) is pure.
 """
@@ -223,10 +234,13 @@ class CronJobController(Component):
         self.q = self.queue()
         self.recorder = EventRecorder(api, self.ctx, self.name)
         self._written: dict[str, Obj] = {}
+        #: uids of Jobs this controller deleted (and that are gone) whose deletion the Jobs
+        #: informer has not delivered yet: hidden from syncs until it does (see the module doc)
+        self._deleted_jobs: dict[str, None] = {}
         self.cronjobs.add_event_handler(EventHandler(
             on_add=self._enqueue, on_update=lambda o, n: self._enqueue(n), on_delete=self._enqueue))
         self.jobs.add_event_handler(EventHandler(
-            on_add=self._job_changed, on_update=lambda o, n: self._job_changed(n), on_delete=self._job_changed))
+            on_add=self._job_changed, on_update=lambda o, n: self._job_changed(n), on_delete=self._job_deleted))
 
     async def main(self) -> None:
         await self.run_workers(self.q, self.sync)
@@ -238,6 +252,10 @@ class CronJobController(Component):
         ref = controller_of(job)
         if ref is not None and ref.get("kind") == "CronJob":
             self.q.add(f"{(job.get('metadata') or {}).get('namespace')}/{ref.get('name')}")
+
+    def _job_deleted(self, job: Obj) -> None:
+        self._deleted_jobs.pop((job.get("metadata") or {}).get("uid", ""), None)
+        self._job_changed(job)
 
     def _current(self, key: str) -> Obj | None:
         ns, name = key.split("/", 1)
@@ -254,7 +272,8 @@ class CronJobController(Component):
         if cj is None:
             self._written.pop(key, None)
             return
-        jobs = self.jobs.indexer.by_index("cronjob", cj["metadata"].get("uid", ""))
+        jobs = [j for j in self.jobs.indexer.by_index("cronjob", cj["metadata"].get("uid", ""))
+                if j["metadata"].get("uid") not in self._deleted_jobs]
         status = copy.deepcopy(cj.get("status") or {})
         requeue, changed = self._sync_cronjob(cj, status, jobs)
         if self._cleanup(cj, status, jobs):
@@ -380,7 +399,7 @@ class CronJobController(Component):
             return next_run(), changed
         if policy == "Replace":
             for ref in list(active):
-                if self._delete_job(cj, ref.get("namespace"), ref.get("name")):
+                if self._delete_job(cj, ref.get("namespace"), ref.get("name"), ref.get("uid")):
                     active = [a for a in active if a.get("uid") != ref.get("uid")]
                     changed = True
             status["active"] = active
@@ -402,12 +421,17 @@ class CronJobController(Component):
         status["lastScheduleTime"] = sched_stamp
         return next_run(), True
 
-    def _delete_job(self, cj: Obj, namespace: str, name: str) -> bool:
+    def _delete_job(self, cj: Obj, namespace: str, name: str, uid: str | None) -> bool:
+        """Upstream's ``deleteJob``: delete with Background propagation; ``SuccessfulDelete``
+        ``Deleted job <name>``, or on any error Warning ``FailedDelete`` ``Deleted job: <err>``."""
         try:
-            self.api.delete("jobs.batch", name, namespace=namespace, ctx=self.ctx, propagation_policy="Background")
+            out = self.api.delete("jobs.batch", name, namespace=namespace, ctx=self.ctx,
+                                  propagation_policy="Background")
         except errors.StatusError as exc:
             self.recorder.event(cj, WARNING, "FailedDelete", f"Deleted job: {exc}")
             return False
+        if uid and not (out.get("metadata") or {}).get("deletionTimestamp"):
+            self._deleted_jobs[uid] = None  # gone: the informer's copy is stale until its DELETE arrives
         self.recorder.event(cj, NORMAL, "SuccessfulDelete", f"Deleted job {name}")
         return True
 
@@ -422,7 +446,7 @@ class CronJobController(Component):
             done = sorted((j for j in jobs if _finished_type(j) == kind), key=_start_time_key)
             for j in done[:max(0, len(done) - int(limit))]:
                 jm = j["metadata"]
-                if self._delete_job(cj, jm.get("namespace"), jm.get("name")):
+                if self._delete_job(cj, jm.get("namespace"), jm.get("name"), jm.get("uid")):
                     status["active"] = [a for a in status.get("active") or [] if a.get("uid") != jm.get("uid")]
                     changed = True
         return changed

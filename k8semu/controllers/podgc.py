@@ -75,7 +75,7 @@ class PodGCController(Component):
         self.q = self.queue()
         self.pods.add_event_handler(EventHandler(on_add=self._pod_changed,
                                                  on_update=lambda _o, n: self._pod_changed(n)))
-        self.nodes.add_event_handler(EventHandler(on_delete=self._node_deleted))
+        self.nodes.add_event_handler(EventHandler(on_add=self._node_added, on_delete=self._node_deleted))
 
     async def main(self) -> None:
         self._check_missing_nodes()
@@ -99,6 +99,11 @@ class PodGCController(Component):
             self.q.add_after(("node", node), QUARANTINE_SECONDS)
         if self.threshold > 0 and _finished(pod):
             self.q.add((_TERMINATED, ""))
+
+    def _node_added(self, node: Obj) -> None:
+        # pods can name a node before its Node registers (a kubelet's static pods): the orphan
+        # check queued for them would find the node there
+        self.q.cancel_after(("node", node["metadata"]["name"]))
 
     def _node_deleted(self, node: Obj) -> None:
         self.q.add_after(("node", node["metadata"]["name"]), QUARANTINE_SECONDS)
