@@ -70,3 +70,64 @@ def test_logs_of_a_container_being_created(kf, tmp_path):
     assert kf("apply", "-f", str(manifest), "--for", "1s", "-q")[0] == 0
     assert kf("logs", "slow") == (1, [], ['Error from server (BadRequest): container "app" in pod "slow" is waiting '
                                           'to start: ContainerCreating'])
+
+
+# --------------------------------------------------------------------------- which of a workload's pods
+
+def _pod(name, node="node-1", phase="Running", ready=None, restarts=0, created="2025-01-01T00:00:00Z"):
+    conditions = [] if ready is None else [
+        {"type": "Ready", "status": "True" if ready else "False", "lastTransitionTime": ready or created}]
+    return {"metadata": {"name": name, "creationTimestamp": created},
+            "spec": {"nodeName": node} if node else {},
+            "status": {"phase": phase, "conditions": conditions,
+                       "containerStatuses": [{"name": "c", "restartCount": restarts}]}}
+
+
+def test_logs_and_exec_order_a_workloads_pods_as_kubectl_podutils():
+    from k8semu.cli.commands.logs import active_pods_less, by_logging_less, first_pod
+
+    def logs_pick(*pods):
+        return first_pod(list(pods), by_logging_less)["metadata"]["name"]
+
+    def exec_pick(*pods):
+        return first_pod(list(pods), lambda a, b: active_pods_less(b, a))["metadata"]["name"]
+
+    for pick in (logs_pick, exec_pick):
+        # on a node before unassigned; Running before Unknown before Pending; Ready before not
+        assert pick(_pod("a", node=""), _pod("b")) == "b"
+        assert pick(_pod("a", phase="Pending"), _pod("b", phase="Unknown"), _pod("c")) == "c"
+        assert pick(_pod("a", phase="Pending"), _pod("b", phase="Unknown")) == "b"
+        assert pick(_pod("a", ready=False), _pod("b", ready="2025-01-01T00:00:09Z")) == "b"
+        # ready for longest first
+        assert pick(_pod("a", ready="2025-01-01T00:06:01Z"), _pod("b", ready="2025-01-01T00:00:05Z")) == "b"
+        # ties keep the server's (name) order
+        assert pick(_pod("a"), _pod("b")) == "a"
+    # then logs prefers more restarts and the older pod; exec fewer restarts and the older pod
+    assert logs_pick(_pod("a"), _pod("b", restarts=3)) == "b"
+    assert exec_pick(_pod("a"), _pod("b", restarts=3)) == "a"
+    assert logs_pick(_pod("a", created="2025-01-01T00:01:00Z"), _pod("b")) == "b"
+    assert exec_pick(_pod("a", created="2025-01-01T00:01:00Z"), _pod("b")) == "b"
+    # a phase podutils does not rank counts as Running for logs, as Pending for exec (a Go map's zero)
+    assert logs_pick(_pod("a", phase="Pending"), _pod("b", phase="Succeeded")) == "b"
+    assert exec_pick(_pod("a", phase="Succeeded"), _pod("b", phase="Unknown")) == "b"
+
+
+def test_logs_of_a_deployment_after_its_node_died_use_a_live_ready_pod(k):
+    """kubectl logs deployment/web picks by ``podutils.ByLogging``, not by name: never the
+    Terminating pod left on a stopped node (which fails with the kubelet's dial error)."""
+    assert k("node", "stop", "node-2")[0] == 0
+    assert k("advance", "6m")[0] == 0
+    pods = {p["metadata"]["name"]: p for p in k.pods(live_only=False)}
+    first = pods[min(pods)]  # the first by name, which was picked before: evicted, stuck Terminating
+    assert first["spec"]["nodeName"] == "node-2" and first["metadata"].get("deletionTimestamp")
+
+    def ready_since(p):
+        return next(c["lastTransitionTime"] for c in p["status"]["conditions"] if c["type"] == "Ready")
+
+    alive = [p for p in pods.values() if p["spec"]["nodeName"] != "node-2"]
+    expected = min(alive, key=lambda p: (ready_since(p), p["metadata"]["name"]))["metadata"]["name"]
+    rc, out, err = k("logs", "deployment/web")
+    assert (rc, err) == (0, [f"Found {len(pods)} pods, using pod/{expected}"])
+    # exec (kubectl's AttachablePodForObject: ActivePods, reversed) also takes a live pod
+    rc, out, err = k("exec", "deploy/web", "--", "printenv", "HOSTNAME")
+    assert (rc, out, err) == (0, [expected], [])

@@ -167,6 +167,8 @@ EXPECT: dict[str, Reject | States] = {
         "3 Insufficient example.com/dongle"}),
     # schedulerName: my-scheduler, which is not running: nobody ever looks at the pod
     "admin/sched/pod3.yaml": States({"pod/annotation-second-scheduler": "Pending: not scheduled"}),
+    "pods/pod-with-scheduling-gates.yaml": States(
+        {"pod/test-pod": "Pending: SchedulingGated: Scheduling is blocked due to non-empty scheduling gates"}),
     # priorityClassName low-priority does not exist: admission forbids every pod (FailedCreate)
     "deployments/deployment-with-low-priorityclass.yaml": States({"deployment/placeholder-deployment": "0/1 available"}),
     # --- stuck in the container: images and commands that fail on a real cluster too
@@ -232,9 +234,6 @@ GAPS: dict[str, tuple[str, Reject | States]] = {
     "pods/security/seccomp/fields.yaml": (
         'rejected: Pod "pod" is invalid: spec.ephemeralContainers: Forbidden: cannot be set on create',
         States({"pod/pod": "Waiting: CrashLoopBackOff"})),
-    "pods/pod-with-scheduling-gates.yaml": (
-        "Pending with condition PodScheduled=False reason SchedulingGated (kubectl STATUS SchedulingGated)",
-        States({"pod/test-pod": "Pending: not scheduled"})),
     "pods/probe/exec-liveness.yaml": (
         "Running and Ready at 60 s: a container being killed after failed liveness probes stays Ready "
         "until it stops; the Unhealthy event carries cat's error",

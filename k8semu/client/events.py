@@ -8,6 +8,14 @@ object's namespace (``default`` for cluster-scoped objects), with
 source within 10 minutes are folded into the first event (``count`` + 1,
 ``lastTimestamp`` moved), as the EventCorrelator does — which is why
 ``kubectl describe`` shows ``(x4 over 2m)``.
+
+The correlator's memory lasts as long as the component's process; here each
+command starts the components afresh, so on a key's first emission in a
+recorder's life the Event to fold into is looked up in the store (the Events
+named after the object, see :meth:`EventRecorder._existing`): a component
+carried on from an earlier command folds its repeats as one that never
+stopped. The lookup reads the log at the current revision, so it is as
+deterministic as the rest.
 """
 
 from __future__ import annotations
@@ -16,12 +24,20 @@ from typing import Any
 
 from ..api import errors
 from ..api.apiserver import MERGE_PATCH, APIServer, RequestContext
+from ..api.meta import parse_time
 
 __all__ = ["EventRecorder", "NORMAL", "WARNING"]
 
 NORMAL = "Normal"
 WARNING = "Warning"
 _AGGREGATE_WINDOW = 600.0  # seconds, upstream's default maxIntervalInSeconds
+#: the involved object's fields in upstream's event key (``getEventKey``)
+_KEY_FIELDS = ("kind", "namespace", "name", "uid", "apiVersion", "fieldPath")
+
+
+def _event_key(inv: dict[str, Any], type_: Any, reason: Any, message: Any) -> tuple:
+    """Upstream's event key but the source: the involved object's key fields, type, reason, message."""
+    return tuple(inv.get(f) or "" for f in _KEY_FIELDS) + (type_ or "", reason or "", message or "")
 
 
 class EventRecorder:
@@ -67,6 +83,8 @@ class EventRecorder:
         key = (ref.get("uid"), ref["name"], ns, type_, reason, message, field_path)
         seen = self._seen.get(key)
         try:
+            if seen is None:
+                seen = self._existing(ns, ref, type_, reason, message)
             if seen is not None and now - seen[3] <= _AGGREGATE_WINDOW:
                 name, _, count, _ = seen
                 ev = self.api.patch("events", name, {"count": count + 1, "lastTimestamp": stamp},
@@ -105,6 +123,35 @@ class EventRecorder:
             return ev
         except errors.StatusError:
             return None  # events are best effort, as upstream's recorder
+
+    def _existing(self, ns: str, ref: dict[str, Any], type_: str, reason: str,
+                  message: str) -> tuple[str, str, int, float] | None:
+        """The Event an earlier life of this component wrote for the same key, as the
+        correlator's cache would hold it: ``(name, namespace, count, last seen)``, or None.
+
+        The key is upstream's ``getEventKey``: source (component, host), the involved
+        object (kind, namespace, name, uid, apiVersion, fieldPath), type, reason and
+        message; of several such Events seen within the aggregation window, the one seen
+        last. Events are named ``<object name>.<hex>``, so the candidates are one key
+        range of the store (read directly: it stands in for the component's memory, not
+        for a request it would send), a handful of Events whatever the cluster's size.
+        """
+        want = _event_key(ref, type_, reason, message)
+        floor = self.api.now - _AGGREGATE_WINDOW
+        best = None
+        for rec in self.api.log.range(f"/registry/events/{ns}/{ref['name']}."):
+            ev = rec.object
+            source = ev.get("source") or {}
+            if (source.get("component") or "") != self.component or (source.get("host") or "") != (self.host or ""):
+                continue
+            stamp = ev.get("lastTimestamp") or ev.get("firstTimestamp")
+            if not stamp or _event_key(ev.get("involvedObject") or {}, ev.get("type"), ev.get("reason"),
+                                       ev.get("message")) != want:
+                continue
+            last = parse_time(self.api.epoch, stamp)
+            if last >= floor and (best is None or last >= best[3]):
+                best = (ev["metadata"]["name"], ns, int(ev.get("count") or 1), last)
+        return best
 
     def _free_nanos(self, ns: str, name: str, nanos: int) -> int:
         """The first ``n >= nanos`` such that no Event ``<name>.<hex n>`` exists in ``ns``

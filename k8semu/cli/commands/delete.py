@@ -13,9 +13,12 @@ With ``--wait`` (the default) the command then runs the cluster until every
 deleted object is gone (same UID no longer present) — graceful pod
 termination, finalizers, garbage collection — or ``--timeout`` passes
 (kubectl's ``timed out waiting for the condition on pods/NAME``), and then
-lets the cluster settle; ``--wait=false`` returns at once. The wait is
-recorded in the log (:class:`~k8semu.timeline.rerun.ClientWaits`) so that
-``k8semu replay`` waits the same way.
+lets the cluster settle (or run ``--for``) as every write does; with
+``--wait=false`` it does not wait for the objects (nor time out), it only lets
+the cluster settle, so what the deletion sets off (a replacement pod, a
+graceful termination) unfolds as after any write. The wait is recorded in the
+log (:class:`~k8semu.timeline.rerun.ClientWaits`) so that ``k8semu replay``
+waits the same way.
 """
 
 from __future__ import annotations
@@ -145,8 +148,7 @@ def run(args: argparse.Namespace) -> int:
             t = next(t for t, uid in deleted if not gone((t, uid)))
             failures.append(f"error: timed out waiting for the condition on {t.info.plural}/{t.name}")
 
-    settle = args.wait and args.dry_run == "none"
-    run_write(args, body, settle=settle)
+    run_write(args, body, settle=args.dry_run == "none")
     for line in failures:
         print(line, file=sys.stderr)
     return 1 if failures else 0

@@ -14,16 +14,18 @@ messages are kubectl's (``container "x" in pod "y" is waiting to start: Containe
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
-from datetime import timedelta
-from typing import Any, Mapping
+from datetime import datetime, timedelta
+from typing import Any, Callable, Mapping
 
 from ...api import errors
+from ...api.pods import is_pod_ready
 from ..output import die, server_error
 from ..session import open_cluster
 from .get import UnknownType, resolve_types
 
-__all__ = ["register", "container_log_lines"]
+__all__ = ["register", "container_log_lines", "pod_for", "by_logging_less", "active_pods_less", "first_pod"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -65,10 +67,124 @@ def container_log_lines(pod: Mapping[str, Any], container: Mapping[str, Any], st
     return out
 
 
-def pod_for(api: Any, target: str, ns: str, *, announce: bool = False) -> dict[str, Any]:
-    """The pod ``target`` names: ``NAME``, ``pod/NAME`` or a workload's first pod (by name), as
-    kubectl's ``AttachablePodForObject`` (for ``logs`` and ``exec``). ``announce``: say on stderr
-    which of several pods was taken (``logs`` does, ``exec`` does not).
+def _stamp(text: str | None) -> datetime | None:
+    """An RFC 3339 timestamp as a datetime; None for a missing (Go's zero) time."""
+    if not text:
+        return None
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def _after_or_zero(t1: datetime | None, t2: datetime | None) -> bool:
+    """podutils' ``afterOrZero``: ``t1`` after ``t2``, a zero time being after any other."""
+    if t1 is None or t2 is None:
+        return t1 is None
+    return t1 > t2
+
+
+def _ready_time(pod: Mapping[str, Any]) -> datetime | None:
+    """podutils' ``podReadyTime``: when the Ready condition turned True (None unless it is True)."""
+    for c in (pod.get("status") or {}).get("conditions") or ():
+        if c.get("type") == "Ready" and c.get("status") == "True":
+            return _stamp(c.get("lastTransitionTime"))
+    return None
+
+
+def _max_restarts(pod: Mapping[str, Any]) -> int:
+    """podutils' ``maxContainerRestarts`` (the regular containers' statuses)."""
+    return max((int(cs.get("restartCount") or 0) for cs in (pod.get("status") or {}).get("containerStatuses") or ()),
+               default=0)
+
+
+def _node(pod: Mapping[str, Any]) -> str:
+    return (pod.get("spec") or {}).get("nodeName") or ""
+
+
+def _phase(pod: Mapping[str, Any]) -> str:
+    return (pod.get("status") or {}).get("phase") or ""
+
+
+def _created(pod: Mapping[str, Any]) -> datetime | None:
+    return _stamp((pod.get("metadata") or {}).get("creationTimestamp"))
+
+
+#: podutils' phase ranks; a phase not listed ranks 0, as a missing key of a Go map does.
+_BY_LOGGING_PHASE = {"Running": 0, "Unknown": 1, "Pending": 2}
+_ACTIVE_PODS_PHASE = {"Pending": 0, "Unknown": 1, "Running": 2}
+
+
+def by_logging_less(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """kubectl's ``podutils.ByLogging.Less``: the pod ``kubectl logs TYPE/NAME`` prefers.
+
+    Assigned to a node before unassigned; Running before Unknown before
+    Pending (any other phase ranks as Running); Ready before not; ready for
+    longer first; more restarts first; older first (a missing time last).
+    """
+    na, nb = _node(a), _node(b)
+    if na != nb and (not na or not nb):
+        return bool(na)
+    pa, pb = _BY_LOGGING_PHASE.get(_phase(a), 0), _BY_LOGGING_PHASE.get(_phase(b), 0)
+    if pa != pb:
+        return pa < pb
+    ra, rb = is_pod_ready(a), is_pod_ready(b)
+    if ra != rb:
+        return ra
+    if ra and rb and (ta := _ready_time(a)) != (tb := _ready_time(b)):
+        return _after_or_zero(tb, ta)
+    if (ca := _max_restarts(a)) != (cb := _max_restarts(b)):
+        return ca > cb
+    if (ta := _created(a)) != (tb := _created(b)):
+        return _after_or_zero(tb, ta)
+    return False
+
+
+def active_pods_less(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """kubectl's ``podutils.ActivePods.Less`` (the pod a controller would delete first).
+
+    Unassigned before assigned; Pending before Unknown before Running (any
+    other phase ranks as Pending); not Ready before Ready; ready more recently
+    first; more restarts first; newer first (a missing time first).
+    """
+    na, nb = _node(a), _node(b)
+    if na != nb and (not na or not nb):
+        return not na
+    pa, pb = _ACTIVE_PODS_PHASE.get(_phase(a), 0), _ACTIVE_PODS_PHASE.get(_phase(b), 0)
+    if pa != pb:
+        return pa < pb
+    ra, rb = is_pod_ready(a), is_pod_ready(b)
+    if ra != rb:
+        return not ra
+    if ra and rb and (ta := _ready_time(a)) != (tb := _ready_time(b)):
+        return _after_or_zero(ta, tb)
+    if (ca := _max_restarts(a)) != (cb := _max_restarts(b)):
+        return ca > cb
+    if (ta := _created(a)) != (tb := _created(b)):
+        return _after_or_zero(ta, tb)
+    return False
+
+
+def first_pod(pods: list[dict[str, Any]], less: Callable[[Any, Any], bool]) -> dict[str, Any]:
+    """``pods`` (in the server's list order) sorted by ``less``, as ``sort.Sort``; the first.
+
+    Go's ``sort.Sort`` is an insertion sort up to 12 elements, so ties keep the
+    list order there; beyond, this keeps them too (Go's pdqsort may not).
+    """
+    def cmp(a: Any, b: Any) -> int:
+        return -1 if less(a, b) else 1 if less(b, a) else 0
+
+    return sorted(pods, key=functools.cmp_to_key(cmp))[0]
+
+
+def pod_for(api: Any, target: str, ns: str, *, for_logs: bool = False) -> dict[str, Any]:
+    """The pod ``target`` names: ``NAME``, ``pod/NAME`` or one of a workload's pods, as kubectl
+    picks it for ``exec`` or, with ``for_logs``, for ``logs`` (which says on stderr which of
+    several pods it took: ``Found 3 pods, using pod/web-…``).
+
+    A workload's pods (those its selector matches, Terminating ones included)
+    are sorted as kubectl's ``GetFirstPod`` sorts them: for ``logs``
+    (``LogsForObject``) by :func:`by_logging_less` — a Ready, Running pod
+    on a node first, ready for longest; for ``exec`` (``AttachablePodForObject``)
+    by :func:`active_pods_less` reversed — assigned, Running, Ready, ready
+    longest, fewest restarts, oldest.
 
     Raises:
         StatusError: the pod or workload does not exist; ValueError: the workload has no pod.
@@ -85,20 +201,23 @@ def pod_for(api: Any, target: str, ns: str, *, announce: bool = False) -> dict[s
     sel = (obj.get("spec") or {}).get("selector")
     selector = str(selector_from_label_selector(sel)) if sel and ("matchLabels" in sel or "matchExpressions" in sel) \
         else ",".join(f"{k}={v}" for k, v in sorted((sel or {}).items()))
-    pods = sorted(api.list("pods", namespace=ns, label_selector=selector or None)["items"],
-                  key=lambda p: p["metadata"]["name"])
+    pods = api.list("pods", namespace=ns, label_selector=selector or None)["items"]
     if not pods:
         raise ValueError("timed out waiting for the condition")
-    if announce and len(pods) > 1:
-        print(f"Found {len(pods)} pods, using pod/{pods[0]['metadata']['name']}", file=sys.stderr)
-    return pods[0]
+    if for_logs:
+        pod = first_pod(pods, by_logging_less)
+    else:
+        pod = first_pod(pods, lambda a, b: active_pods_less(b, a))
+    if for_logs and len(pods) > 1:
+        print(f"Found {len(pods)} pods, using pod/{pod['metadata']['name']}", file=sys.stderr)
+    return pod
 
 
 def run(args: argparse.Namespace) -> int:
     cluster = open_cluster(args, read_only=True)
     api = cluster.api
     try:
-        pod = pod_for(api, args.target, args.namespace, announce=True)
+        pod = pod_for(api, args.target, args.namespace, for_logs=True)
     except UnknownType as e:
         return die(str(e))
     except errors.StatusError as e:
