@@ -441,7 +441,7 @@ class APIServer:
                     raw = rec.raw()
                     if needles[0] not in raw or (rest and not all(n in raw for n in rest)):
                         continue  # cannot match: not decoded at all (a cold Event, most of describe's)
-                obj = rec.object
+                obj = rec.read_once()
                 if match is not None and not match(obj):
                     continue
                 if limit and len(items) == limit:

@@ -151,17 +151,30 @@ class Record:
         if obj is None:
             obj = _RECENT.get(self)
             if obj is None:
-                try:
-                    obj = orjson.loads(self.raw())
-                except orjson.JSONDecodeError as e:
-                    raise ValueError(
-                        f"event log revision {self.revision} ({self.key}): damaged object: {e}") from None
+                obj = self._decode()
                 # many watchers read the same superseded version (to tell ADDED / MODIFIED /
                 # DELETED apart under a selector): decode it once for all of them
                 _RECENT[self] = obj
                 if len(_RECENT) > _RECENT_SIZE:
                     _RECENT.popitem(last=False)
         return obj
+
+    def read_once(self) -> dict[str, Any]:
+        """:attr:`object` for a bulk read (a LIST at an old revision): a version that is not
+        at hand is decoded without taking a place among the recently decoded ones, which
+        lagging watches need more than a LIST that goes over thousands of versions once."""
+        obj = self._obj
+        if obj is None:
+            obj = _RECENT.get(self)
+            if obj is None:
+                obj = self._decode()
+        return obj
+
+    def _decode(self) -> dict[str, Any]:
+        try:
+            return orjson.loads(self.raw())
+        except orjson.JSONDecodeError as e:
+            raise ValueError(f"event log revision {self.revision} ({self.key}): damaged object: {e}") from None
 
     @property
     def mod_revision(self) -> int:
