@@ -520,3 +520,42 @@ async def test_hypercorn_streams_watch_events_as_they_happen_and_notices_disconn
             stop.set()
     finally:
         run.APIApp = orig
+
+
+async def test_a_shared_watch_trims_what_all_have_read_and_drops_a_client_too_far_behind(monkeypatch):
+    import trio.testing
+
+    from k8semu.server import watchcache
+    from k8semu.server.watchcache import SharedWatch
+
+    monkeypatch.setattr(watchcache, "_TRIM_SLACK", 4)
+    monkeypatch.setattr(watchcache, "MAX_LAG", 20)
+
+    class Ev:
+        def __init__(self, rev):
+            self.revision = rev
+
+    send, recv = trio.open_memory_channel(100)
+
+    async def source():
+        async for ev in recv:
+            yield ev
+
+    shared = SharedWatch(("configmaps", "default", None, None, False), after=0)
+    fast, slow = shared.join(0), shared.join(0)
+    got = []
+    async with trio.open_nursery() as n:
+        n.start_soon(shared.pump, source(), lambda ev: b"%d\n" % ev.revision)
+        for rev in range(1, 31):
+            await send.send(Ev(rev))
+            await trio.testing.wait_all_tasks_blocked()
+            got.append(await shared.next_chunk(fast))
+        assert b"".join(got) == b"".join(b"%d\n" % r for r in range(1, 31))  # every event once, in order
+        assert slow.dropped and shared.clients == [fast]  # 20 behind: its stream ends
+        assert await shared.next_chunk(slow) is None
+        assert len(shared._lines) < 12 and shared.after > 0  # what everyone read is gone
+        late = shared.join(shared.after)  # a client from a resourceVersion still held
+        await send.send(Ev(31))
+        await trio.testing.wait_all_tasks_blocked()
+        assert (await shared.next_chunk(late)).endswith(b"31\n")
+        shared.cancel_scope.cancel()
