@@ -165,3 +165,59 @@ def test_a_negative_for_is_a_one_line_error(k):
         1, [], ['error: invalid duration "-1m": must not be negative'])
     assert k("apply", "-f", WEB, "--for=-5s") == (1, [], ['error: invalid duration "-5s": must not be negative'])
     assert k.path.read_bytes() == before
+
+
+# --------------------------------------------------------------------------- every write settles alike
+
+def _rolled_out(k) -> None:
+    rc, out, _ = k("get", "deployment", "web")
+    assert rc == 0 and out[1].split()[:4] == ["web", "2/2", "2", "2"], out
+    assert k("rollout", "status", "deployment/web", "--watch=false") == (
+        0, ['deployment "web" successfully rolled out'], [])
+
+
+def test_set_image_returns_with_the_rollout_done(k):
+    assert k("set", "image", "deployment/web", "nginx=nginx:1.31") == (
+        0, ["deployment.apps/web image updated"], [])
+    _rolled_out(k)
+
+
+def test_patch_of_the_image_returns_with_the_rollout_done(k):
+    patch = '{"spec":{"template":{"spec":{"containers":[{"name":"nginx","image":"nginx:1.31"}]}}}}'
+    assert k("patch", "deployment", "web", "-p", patch) == (0, ["deployment.apps/web patched"], [])
+    _rolled_out(k)
+
+
+def test_rollout_restart_and_undo_return_with_the_rollout_done(k):
+    assert k("rollout", "restart", "deployment/web") == (0, ["deployment.apps/web restarted"], [])
+    _rolled_out(k)
+    assert k("rollout", "undo", "deployment/web") == (0, ["deployment.apps/web rolled back"], [])
+    _rolled_out(k)
+
+
+def test_delete_without_waiting_still_lets_the_cluster_settle(k):
+    """``--wait=false`` only skips kubectl's wait for the objects to go: the cluster then settles as after
+    any write, so the ReplicaSet's replacement is up before the command returns."""
+    victim = sorted(p["metadata"]["name"] for p in k.pods())[0]
+    rc, out, err = k("delete", "pod", victim, "--wait=false")
+    assert (rc, out, err) == (0, [f'pod "{victim}" deleted'], [])
+    rc, out, _ = k("get", "pods")
+    rows = [line.split() for line in out[1:]]
+    assert len(rows) == 2 and victim not in [r[0] for r in rows], out
+    assert all(r[1:3] == ["1/1", "Running"] for r in rows), out
+
+
+def test_deleting_a_node_runs_a_session_and_podgc_removes_its_pods_after_40s(k):
+    """The Node is deleted and the cluster settles, which here is at once: podgc's 40 s quarantine of a
+    deleted node's pods (upstream's ``quarantineTime``) is beyond the 30 s settling horizon. Its pods
+    are listed, still Running, until a later command runs past it."""
+    on_node_2 = sorted(p["metadata"]["name"] for p in k.pods() if p["spec"]["nodeName"] == "node-2")
+    assert on_node_2
+    assert k("delete", "node", "node-2") == (0, ['node "node-2" deleted'], [])
+    rc, out, _ = k("get", "nodes")
+    assert rc == 0 and not any(line.startswith("node-2 ") for line in out)
+    rc, out, _ = k("get", "pods", "-o", "wide")
+    assert set(on_node_2) <= {line.split()[0] for line in out[1:] if line.split()[6] == "node-2"}
+    assert k("advance", "45s")[0] == 0
+    rc, out, _ = k("get", "pods", "-o", "wide")
+    assert rc == 0 and len(out) == 3 and not any(line.split()[6] == "node-2" for line in out[1:]), out

@@ -461,9 +461,11 @@ async def test_watches_from_one_resource_version_share_one_encoded_stream(app):
         async with trio.open_nursery() as clients:
             for i in range(3):
                 clients.start_soon(client, i, rv)
-            clients.start_soon(client, "older", older)
             await trio.sleep(0.05)
             (shared,) = app._shared.values()
+            assert len(shared.clients) == 3
+            clients.start_soon(client, "older", older)  # before what the shared one holds: its own watch
+            await trio.sleep(0.05)
             assert len(shared.clients) == 3
             for name in ("b", "c"):
                 await call_json(app, "POST", "/api/v1/namespaces/default/configmaps",

@@ -34,7 +34,8 @@ Design
    are lexed by hand rather than with :mod:`shlex` because expansion needs to
    know which parts were quoted (``'$A'`` vs ``"$A"``); :mod:`shlex` splits the
    behaviour-script lines. A script the parser cannot read is treated like an
-   unknown program (runs until stopped), never as a crash.
+   unknown program (runs until stopped), never as a crash. Unquoted ``*``,
+   ``?`` and ``[`` expand to the container's paths (:meth:`_Shell.glob`).
 
 3. **Virtual time.** Every program is a Python generator that yields the
    absolute virtual time it wants to be resumed at (``math.inf``: never, i.e.
@@ -47,14 +48,38 @@ Design
 
 4. **Probes** (:meth:`Run.probe`): scripted ``ready``/``live``/``started``
    overrides win; ``exec`` probes run the probe command in the container's
-   in-memory file system (``cat /tmp/healthy``); ``httpGet``/``tcpSocket``/``grpc``
+   in-memory file system (``cat /tmp/healthy``) and keep its output
+   (:attr:`Run.probe_output`, stdout then stderr, for the kubelet's
+   ``Unhealthy`` event); ``httpGet``/``tcpSocket``/``grpc``
    pass while a server-like program is running and the port is one the
    container declares (any port when it declares none).
 
 5. **Image pulls** (:func:`image_pull_result`): reference parsing and
    normalisation like the runtime (``nginx`` -> ``docker.io/library/nginx:latest``),
    failures with the kubelet's/containerd's messages, deterministic durations
-   and sizes from SHA-256 of the reference.
+   from SHA-256 of the reference, and sizes as containerd reports them (the
+   compressed size; a table of well-known images, else a plausible size from
+   the reference's hash).
+
+6. **File systems** (:func:`image_tree`): a container sees its image's base
+   tree (the directories of its busybox/Alpine/Debian/Ubuntu base, the
+   ``os-release`` files, nginx's ``/usr/share/nginx/html`` pages and
+   configuration, the entrypoints; executables and files whose contents are
+   not modelled are empty), its volume mounts and what it wrote. The base tree
+   is one shared, read-only object per kind of image; each container writes
+   into its own layer (:class:`_LayeredFS`, copy-on-write with whiteouts).
+
+7. **Start-up output of the known images**: the images' own log lines, with
+   timestamps from the container's clock and the PIDs the real processes get:
+   nginx's ``docker-entrypoint.sh`` (it also runs the envsubst templates and
+   reports a read-only ConfigMap ``default.conf``) and its ``[notice]`` lines,
+   redis's banner (per redis version), Apache's notices (``httpd``, PHP's
+   ``*-apache`` images such as the guestbook frontend), ``stress``'s
+   dispatching line. nginx also logs each request :func:`http_answer` serves.
+
+8. **Lifecycle hooks**: a ``postStart`` exec hook runs in the container at
+   its start, next to the main program (:attr:`Run.post_start_result`), so a
+   replay of the container (``logs``, ``exec``) sees what the hook wrote.
 
 Units: seconds (virtual), millicores, bytes.
 """
@@ -72,6 +97,7 @@ import re
 import shlex
 from collections.abc import Callable, Generator, Iterator, Mapping, MutableMapping, Sequence
 from datetime import datetime, timedelta
+from types import MappingProxyType
 from typing import Any, Union
 
 import attrs
@@ -116,6 +142,9 @@ BEHAVIOUR_ANNOTATION = "k8semu.io/behaviour"
 
 #: Commands one task may run at one virtual instant before it counts as a busy loop.
 MAX_STEPS_PER_INSTANT = 10_000
+
+#: The kubelet's exec prober keeps at most this much of a probe command's output (``maxReadLength``).
+_PROBE_OUTPUT_MAX = 10 * 1024
 
 _MiB = 1024 * 1024
 _INF = math.inf
@@ -429,8 +458,11 @@ def image_pull_result(image: str) -> PullResult:
     * A repository path containing ``non-existing``/``nonexistent``/...:
       ``pull access denied, repository does not exist or may require authorization``.
     * Registry host ``*.invalid``/``*.example``: ``dial tcp: lookup HOST: no such host``.
-    * Anything else succeeds after 1-5 virtual seconds with a 2-200 MB size,
-      both derived from SHA-256 of the normalised reference.
+    * Anything else succeeds after 1-5 virtual seconds (from SHA-256 of the
+      normalised reference). The size is what containerd reports: the compressed
+      size of the image for linux/amd64 (busybox ~2.2 MB, ``nginx:*-alpine``
+      ~21 MB, ``nginx`` ~63 MB; see :func:`_image_size`); an unknown image gets a
+      plausible size from the reference's hash.
     """
     try:
         info = normalize_image(image)
@@ -458,7 +490,7 @@ def image_pull_result(image: str) -> PullResult:
                           0.5 + (h % 1000) / 1000, 0)
     image_id = f"{info.repository}@sha256:{hashlib.sha256(ref.encode()).hexdigest()}"
     duration = 1.0 + (h % 4000) / 1000
-    size = 2_000_000 + (h >> 16) % 198_000_000
+    size = _image_size(info)
     return PullResult(image, True, None, None, ref, image_id, duration, size)
 
 
@@ -499,7 +531,423 @@ KNOWN_IMAGES: dict[str, KnownImage] = {
     "pause": KnownImage(entrypoint=("/pause",), cpu=0, memory=256 * 1024),
     "agnhost": KnownImage(entrypoint=("/agnhost",), cmd=("pause",)),
     "stress": KnownImage(entrypoint=("/stress",)),
+    "gb-frontend": KnownImage(entrypoint=("docker-php-entrypoint",), cmd=("apache2-foreground",), memory=12 * _MiB),
 }
+
+
+# --------------------------------------------------------------------------- image versions, sizes, file trees
+
+
+def _tag_version(tag: str | None) -> tuple[int, ...] | None:
+    """The version a tag names: ``1.30-alpine`` -> (1, 30), ``v5`` -> (5,), ``latest`` -> None."""
+    m = re.match(r"v?(\d+(?:\.\d+)*)", tag or "")
+    return tuple(int(x) for x in m.group(1).split(".")) if m else None
+
+
+def _full_version(tag: str | None, latest_patch: Mapping[tuple[int, ...], str], default: str) -> str:
+    """``x.y.z`` for a tag: exact when the tag names a patch release, the last patch release of a
+    known ``x.y`` (or ``x``) line, ``x.y.0`` otherwise; ``default`` for tags naming no version."""
+    v = _tag_version(tag)
+    if v is None:
+        return default
+    if len(v) >= 3:
+        return ".".join(map(str, v[:3]))
+    if v in latest_patch:
+        return latest_patch[v]
+    return ".".join(map(str, (v + (0, 0))[:3]))
+
+
+#: Last patch release of nginx release lines (what ``nginx:1.27`` runs); ``nginx`` without a version: mainline.
+_NGINX_PATCH = {(1, 9): "1.9.15", (1, 14): "1.14.2", (1, 15): "1.15.12", (1, 16): "1.16.1", (1, 17): "1.17.10",
+                (1, 18): "1.18.0", (1, 19): "1.19.10", (1, 20): "1.20.2", (1, 21): "1.21.6", (1, 22): "1.22.1",
+                (1, 23): "1.23.4", (1, 24): "1.24.0", (1, 25): "1.25.5", (1, 26): "1.26.3", (1, 27): "1.27.5",
+                (1, 28): "1.28.0", (1, 29): "1.29.8", (1,): "1.29.8"}
+_NGINX_DEFAULT = "1.29.8"
+_REDIS_PATCH = {(5,): "5.0.14", (5, 0): "5.0.14", (6,): "6.2.20", (6, 0): "6.0.20", (6, 2): "6.2.20",
+                (7,): "7.4.6", (7, 0): "7.0.15", (7, 2): "7.2.11", (7, 4): "7.4.6", (8,): "8.4.0",
+                (8, 0): "8.0.4", (8, 2): "8.2.3", (8, 4): "8.4.0"}
+_REDIS_DEFAULT = "8.4.0"
+_HTTPD_PATCH = {(2,): "2.4.65", (2, 4): "2.4.65"}
+_HTTPD_DEFAULT = "2.4.65"
+
+
+@functools.lru_cache(maxsize=1024)
+def _image_info(image: str) -> ImageInfo | None:
+    """:func:`normalize_image`, or None for an invalid reference (cached: it is pure)."""
+    try:
+        return normalize_image(image)
+    except ValueError:
+        return None
+
+
+def _alpine_variant(info: ImageInfo | None) -> bool:
+    return info is not None and "alpine" in (info.tag or "")
+
+
+def _version_key(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", text)[:3])
+
+
+#: Compressed linux/amd64 sizes (bytes, manifest + config + layers) of well-known images: what
+#: containerd's ``ImageStatus`` reports and the kubelet prints in ``Pulled`` events
+#: (``Image size: …``) and the Node's ``status.images``. Keys: last path component, then a variant.
+_IMAGE_SIZES: dict[str, dict[str, int]] = {
+    "busybox": {"": 2_236_931, "old": 727_869, "k8s": 1_144_547},
+    "alpine": {"": 3_642_714},
+    "debian": {"": 48_483_326, "slim": 28_231_553},
+    "ubuntu": {"": 29_723_147},
+    "bash": {"": 6_213_408},
+    "python": {"": 375_431_262, "slim": 43_158_903, "alpine": 17_563_318},
+    "perl": {"": 321_907_442, "slim": 38_403_215},
+    "hello-world": {"": 9_814},
+    "nginx": {"": 63_132_183, "alpine": 21_486_137, "old": 51_206_374, "old-alpine": 8_723_551},
+    "nginx-slim": {"": 19_862_410},
+    "httpd": {"": 58_174_839, "alpine": 23_036_612},
+    "redis": {"": 52_437_920, "7": 40_128_513, "old": 37_825_407, "alpine": 17_164_085},
+    "postgres": {"": 158_312_760, "alpine": 106_907_328},
+    "mysql": {"": 171_406_655, "old": 147_613_026},
+    "mongo": {"": 268_741_891},
+    "agnhost": {"": 52_617_304},
+    "stress": {"": 4_283_706},
+    "gb-frontend": {"": 138_229_471},
+    "gb-redis-follower": {"": 44_618_265},
+    "hello-app": {"": 5_563_120},
+    "etcd": {"": 58_938_593},
+    "kube-apiserver": {"": 95_238_417},
+    "kube-controller-manager": {"": 89_437_262},
+    "kube-scheduler": {"": 69_962_130},
+    "kube-proxy": {"": 92_731_518},
+    "coredns": {"": 20_939_036},
+}
+#: ``registry.k8s.io/pause`` by tag (a few hundred KB).
+_PAUSE_SIZES = {"3.10": 320_368, "3.9": 321_520, "3.8": 311_286, "3.7": 311_278, "3.6": 301_773,
+                "3.5": 301_416, "3.2": 299_513, "3.1": 317_164, "2.0": 350_164}
+
+
+def _image_size(info: ImageInfo) -> int:
+    """The image's size as containerd reports it (see :data:`_IMAGE_SIZES`); for an unknown image a
+    plausible one from SHA-256 of the reference: 3-30 MB for ``*alpine*`` tags, 8-160 MB otherwise
+    (log-uniform), as most application images are."""
+    base, tag = info.base_name, info.tag or ""
+    h = _digest_int(info.ref)
+    if base == "pause":
+        return _PAUSE_SIZES.get(tag, 320_368)
+    table = _IMAGE_SIZES.get(base)
+    if table is None:
+        lo, hi = (3_000_000, 30_000_000) if "alpine" in tag else (8_000_000, 160_000_000)
+        return int(lo * (hi / lo) ** ((h % 1_000_003) / 1_000_003))
+    v = _tag_version(tag) or ()
+    variant = ""
+    if base == "busybox":
+        if info.domain != "docker.io":
+            variant = "k8s"  # registry.k8s.io/busybox: the old uclibc image
+        elif v and v < (1, 31):
+            variant = "old"
+    elif base == "nginx":
+        old = bool(v) and v < (1, 19)
+        variant = ("old-alpine" if old else "alpine") if "alpine" in tag else ("old" if old else "")
+    elif base == "redis":
+        variant = "alpine" if "alpine" in tag else ("old" if v and v < (7,) else ("7" if v and v < (8,) else ""))
+    elif base == "mysql":
+        variant = "old" if v and v < (8,) else ""
+    elif "alpine" in tag:
+        variant = "alpine"
+    elif "slim" in tag:
+        variant = "slim"
+    size = table.get(variant, table[""])
+    if tag not in ("", "latest") and base not in ("etcd", "coredns", "hello-world"):
+        size = int(size * (0.97 + (h % 6001) / 100_000))  # releases differ by a few per cent
+    return size
+
+
+# ---- base file systems of images (shared, read-only; each container writes into its own layer)
+
+
+@attrs.frozen(eq=False)
+class ImageTree:
+    """The base file system of an image: ``files`` (path -> text) and ``dirs`` (every directory, its
+    ancestors included). One instance per kind of image, shared by all its containers: a
+    container's writes and deletions go to its own layer (:class:`_LayeredFS`), as with an
+    overlay file system. Executables and files whose contents the model does not know are empty."""
+
+    files: Mapping[str, str]
+    dirs: frozenset[str]
+
+
+def _parents(path: str) -> Iterator[str]:
+    while path not in ("", "/"):
+        path = path.rsplit("/", 1)[0] or "/"
+        yield path
+
+
+def _make_tree(dirs: str, files: Mapping[str, str] | None = None, base: ImageTree | None = None,
+               empty: str = "") -> ImageTree:
+    """A tree from whitespace-separated ``dirs``, ``files`` with contents and ``empty`` files (paths),
+    on top of ``base``."""
+    all_dirs: set[str] = set(base.dirs) if base else {"/"}
+    all_files: dict[str, str] = dict(base.files) if base else {}
+    for d in dirs.split():
+        all_dirs.add(d)
+        all_dirs.update(_parents(d))
+    merged = dict(files or {}) | {p: "" for p in empty.split()}
+    for p, text in merged.items():
+        all_files[p] = text
+        all_dirs.update(_parents(p))
+    return ImageTree(MappingProxyType(all_files), frozenset(all_dirs))
+
+
+_RUNTIME_DIRS = "/dev /dev/pts /dev/shm /dev/mqueue /proc /sys /etc /tmp"  # what the runtime mounts
+_BUSYBOX_DIRS = ("/bin /home /lib /lib64 /root /usr /usr/sbin /var /var/spool /var/spool/mail /var/www "
+                 "/etc/network /etc/network/if-down.d /etc/network/if-post-down.d /etc/network/if-pre-up.d "
+                 "/etc/network/if-up.d")
+_ALPINE_DIRS = (
+    "/bin /home /lib /media /mnt /opt /root /run /sbin /srv /usr /var "
+    "/etc/apk /etc/apk/keys /etc/apk/protected_paths.d /etc/busybox-paths.d /etc/conf.d /etc/crontabs "
+    "/etc/init.d /etc/logrotate.d /etc/modprobe.d /etc/modules-load.d /etc/network/if-down.d "
+    "/etc/network/if-post-down.d /etc/network/if-post-up.d /etc/network/if-pre-down.d /etc/network/if-pre-up.d "
+    "/etc/network/if-up.d /etc/opt /etc/periodic/15min /etc/periodic/daily /etc/periodic/hourly "
+    "/etc/periodic/monthly /etc/periodic/weekly /etc/profile.d /etc/secfixes.d /etc/ssl/certs /etc/ssl/misc "
+    "/etc/ssl/private /etc/sysctl.d /etc/udhcpc /lib/apk/db /lib/apk/exec /lib/firmware /lib/modules-load.d "
+    "/lib/sysctl.d /media/cdrom /media/floppy /media/usb /usr/bin /usr/lib /usr/local/bin /usr/local/lib "
+    "/usr/local/share /usr/sbin /usr/share/apk /usr/share/man /usr/share/misc /usr/share/udhcpc "
+    "/var/cache/apk /var/cache/misc /var/empty /var/lib/misc /var/lib/udhcpd /var/local /var/lock /var/log "
+    "/var/mail /var/opt /var/run /var/spool/cron /var/tmp")
+_DEBIAN_DIRS = (
+    "/bin /boot /home /lib /lib64 /media /mnt /opt /root /sbin /srv /usr /var /run/lock "
+    "/etc/apt/apt.conf.d /etc/apt/auth.conf.d /etc/apt/keyrings /etc/apt/preferences.d /etc/apt/sources.list.d "
+    "/etc/apt/trusted.gpg.d /etc/cron.d /etc/cron.daily /etc/default /etc/dpkg /etc/init.d /etc/kernel "
+    "/etc/ld.so.conf.d /etc/logrotate.d /etc/opt /etc/pam.d /etc/profile.d /etc/rc0.d /etc/security "
+    "/etc/selinux /etc/skel /etc/systemd /etc/terminfo /etc/update-motd.d "
+    "/usr/bin /usr/games /usr/include /usr/lib /usr/lib64 /usr/libexec /usr/local/bin /usr/local/etc "
+    "/usr/local/games /usr/local/include /usr/local/lib /usr/local/man /usr/local/sbin /usr/local/share "
+    "/usr/local/src /usr/sbin /usr/share/doc /usr/share/man /usr/src "
+    "/var/backups /var/cache/apt /var/cache/debconf /var/lib/apt /var/lib/dpkg /var/lib/misc /var/local "
+    "/var/lock /var/log/apt /var/mail /var/opt /var/run /var/spool /var/tmp")
+_UBUNTU_DIRS = _DEBIAN_DIRS + " /bin.usr-is-merged /lib.usr-is-merged /sbin.usr-is-merged"
+_OS_RELEASE = {
+    "alpine": ('NAME="Alpine Linux"\nID=alpine\nVERSION_ID=3.22.2\nPRETTY_NAME="Alpine Linux v3.22"\n'
+               'HOME_URL="https://alpinelinux.org/"\n'
+               'BUG_REPORT_URL="https://gitlab.alpinelinux.org/alpine/aports/-/issues"\n'),
+    "bookworm": ('PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nNAME="Debian GNU/Linux"\nVERSION_ID="12"\n'
+                 'VERSION="12 (bookworm)"\nVERSION_CODENAME=bookworm\nID=debian\nHOME_URL="https://www.debian.org/"\n'
+                 'SUPPORT_URL="https://www.debian.org/support"\nBUG_REPORT_URL="https://bugs.debian.org/"\n'),
+    "trixie": ('PRETTY_NAME="Debian GNU/Linux 13 (trixie)"\nNAME="Debian GNU/Linux"\nVERSION_ID="13"\n'
+               'VERSION="13 (trixie)"\nVERSION_CODENAME=trixie\nDEBIAN_VERSION_FULL=13.1\nID=debian\n'
+               'HOME_URL="https://www.debian.org/"\nSUPPORT_URL="https://www.debian.org/support"\n'
+               'BUG_REPORT_URL="https://bugs.debian.org/"\n'),
+    "noble": ('PRETTY_NAME="Ubuntu 24.04.3 LTS"\nNAME="Ubuntu"\nVERSION_ID="24.04"\n'
+              'VERSION="24.04.3 LTS (Noble Numbat)"\nVERSION_CODENAME=noble\nID=ubuntu\nID_LIKE=debian\n'
+              'HOME_URL="https://www.ubuntu.com/"\nSUPPORT_URL="https://help.ubuntu.com/"\n'
+              'BUG_REPORT_URL="https://bugs.launchpad.net/ubuntu/"\n'
+              'PRIVACY_POLICY_URL="https://www.ubuntu.com/legal/terms-and-policies/privacy-policy"\n'
+              'UBUNTU_CODENAME=noble\nLOGO=ubuntu-logo\n'),
+}
+_NGINX_50X = """<!DOCTYPE html>
+<html>
+<head>
+<title>Error</title>
+<style>
+html { color-scheme: light dark; }
+body { width: 35em; margin: 0 auto;
+font-family: Tahoma, Verdana, Arial, sans-serif; }
+</style>
+</head>
+<body>
+<h1>An error occurred.</h1>
+<p>Sorry, the page you are looking for is currently unavailable.<br/>
+Please try again later.</p>
+<p>If you are the system administrator of this resource then you should check
+the error log for details.</p>
+<p><em>Faithfully yours, nginx.</em></p>
+</body>
+</html>
+"""
+_NGINX_HTML = "/usr/share/nginx/html"
+_NGINX_DEFAULT_CONF = "/etc/nginx/conf.d/default.conf"
+_NGINX_FILES = ("/etc/nginx/nginx.conf /etc/nginx/conf.d/default.conf /etc/nginx/mime.types "
+                "/etc/nginx/fastcgi_params /etc/nginx/scgi_params /etc/nginx/uwsgi_params /usr/sbin/nginx "
+                "/usr/sbin/nginx-debug /var/log/nginx/access.log /var/log/nginx/error.log")
+_NGINX_DIRS = "/etc/nginx/conf.d /etc/nginx/modules /usr/lib/nginx/modules /var/cache/nginx /usr/share/nginx/html"
+#: The nginx image's ``/docker-entrypoint.d`` scripts, by the nginx version that added them.
+_NGINX_SCRIPTS = (((1, 19), "10-listen-on-ipv6-by-default.sh"), ((1, 25), "15-local-resolvers.envsh"),
+                  ((1, 19), "20-envsubst-on-templates.sh"), ((1, 21), "30-tune-worker-processes.sh"))
+_WELCOME_FILES = {f"{_NGINX_HTML}/50x.html": _NGINX_50X}  # index.html: _NGINX_WELCOME, added below
+
+
+@functools.lru_cache(maxsize=None)
+def _os_tree(os_name: str) -> ImageTree:
+    if os_name == "busybox":
+        return _make_tree(_RUNTIME_DIRS + " " + _BUSYBOX_DIRS, empty="/bin/busybox /bin/sh")
+    if os_name == "alpine":
+        return _make_tree(_RUNTIME_DIRS + " " + _ALPINE_DIRS,
+                          {"/etc/os-release": _OS_RELEASE["alpine"], "/etc/alpine-release": "3.22.2\n"},
+                          empty="/bin/busybox /bin/sh")
+    if os_name == "noble":
+        return _make_tree(_RUNTIME_DIRS + " " + _UBUNTU_DIRS, {"/etc/os-release": _OS_RELEASE["noble"],
+                                                             "/etc/debian_version": "trixie/sid\n"},
+                          empty="/usr/bin/bash /usr/bin/sh /usr/bin/dash")
+    version = {"bookworm": "12.12\n", "trixie": "13.1\n"}[os_name]
+    return _make_tree(_RUNTIME_DIRS + " " + _DEBIAN_DIRS,
+                      {"/etc/os-release": _OS_RELEASE[os_name], "/etc/debian_version": version},
+                      empty="/usr/bin/bash /usr/bin/sh /usr/bin/dash")
+
+
+#: The file system of an image no table knows: the usual top-level directories.
+_GENERIC_TREE = _make_tree(_RUNTIME_DIRS + " /bin /home /mnt /opt /root /run /srv /usr /var /var/log /var/run")
+
+
+@functools.lru_cache(maxsize=None)
+def _app_tree(kind: str, os_name: str, version: tuple[int, ...] = ()) -> ImageTree:
+    """The tree of an application image: ``kind`` on the ``os_name`` base (cached, one per combination)."""
+    base = _os_tree(os_name)
+    if kind == "nginx":
+        scripts = [f"/docker-entrypoint.d/{name}" for since, name in _NGINX_SCRIPTS if version >= since]
+        empty = _NGINX_FILES + (" /docker-entrypoint.sh " + " ".join(scripts) if scripts else "")
+        files = _WELCOME_FILES | {f"{_NGINX_HTML}/index.html": _NGINX_WELCOME}
+        return _make_tree(_NGINX_DIRS + (" /docker-entrypoint.d" if scripts else ""), files, base, empty)
+    if kind == "httpd":
+        root = "/usr/local/apache2"
+        return _make_tree(" ".join(f"{root}/{d}" for d in ("bin", "build", "cgi-bin", "conf", "error", "icons",
+                                                           "include", "logs", "modules")),
+                          {f"{root}/htdocs/index.html": _HTTPD_WORKS}, base,
+                          f"/usr/local/bin/httpd-foreground {root}/bin/httpd {root}/conf/httpd.conf")
+    if kind == "php-apache":
+        return _make_tree("/etc/apache2/conf-enabled /etc/apache2/mods-enabled /etc/apache2/sites-enabled "
+                          "/usr/local/etc/php/conf.d /var/www/html", None, base,
+                          "/usr/local/bin/apache2-foreground /usr/local/bin/docker-php-entrypoint "
+                          "/usr/local/bin/php /etc/apache2/apache2.conf")
+    if kind == "redis":
+        return _make_tree("/data", None, base,
+                          " ".join(f"/usr/local/bin/{p}" for p in (
+                              "docker-entrypoint.sh", "gosu", "redis-benchmark", "redis-check-aof",
+                              "redis-check-rdb", "redis-cli", "redis-sentinel", "redis-server")))
+    if kind == "postgres":
+        return _make_tree("/docker-entrypoint-initdb.d /var/lib/postgresql/data /var/run/postgresql", None, base,
+                          "/usr/local/bin/docker-entrypoint.sh /usr/local/bin/gosu")
+    if kind == "mysql":
+        return _make_tree("/docker-entrypoint-initdb.d /var/lib/mysql /var/lib/mysql-files /etc/mysql/conf.d",
+                          None, base, "/usr/local/bin/docker-entrypoint.sh /usr/sbin/mysqld")
+    if kind == "mongo":
+        return _make_tree("/data/db /data/configdb /docker-entrypoint-initdb.d", None, base,
+                          "/usr/local/bin/docker-entrypoint.sh /usr/bin/mongod /usr/bin/mongosh")
+    if kind == "python":
+        return _make_tree("/usr/local/lib", None, base, "/usr/local/bin/python3 /usr/local/bin/pip3")
+    if kind == "perl":
+        return _make_tree("/usr/local/lib/perl5", None, base, "/usr/local/bin/perl")
+    if kind == "bash":
+        return _make_tree("", None, base, "/usr/local/bin/bash /usr/local/bin/docker-entrypoint.sh")
+    if kind == "agnhost":
+        return _make_tree("", None, base, "/agnhost")
+    if kind == "stress":
+        return _make_tree("", None, base, "/usr/local/bin/stress")
+    return base
+
+
+@functools.lru_cache(maxsize=None)
+def _static_binary_tree(path: str) -> ImageTree:
+    """An image ``FROM scratch`` holding one static binary (``/hello``, ``/pause``)."""
+    return _make_tree(_RUNTIME_DIRS, None, None, path)
+
+
+@functools.lru_cache(maxsize=1024)
+def image_tree(image: str) -> ImageTree:
+    """The base file system of ``image`` (shared; see :class:`ImageTree`): the base OS of the image
+    (busybox, Alpine, Debian, Ubuntu) with the files of its application (nginx's configuration and
+    html pages, the entrypoints), or the usual top-level directories for an unknown image."""
+    info = _image_info(image)
+    if info is None:
+        return _GENERIC_TREE
+    base, tag = info.base_name, info.tag or ""
+    alpine = "alpine" in tag
+    v = _tag_version(tag) or ()
+    if base == "busybox":
+        return _os_tree("busybox")
+    if base == "alpine":
+        return _os_tree("alpine")
+    if base == "ubuntu":
+        return _os_tree("noble")
+    if base == "debian":
+        return _os_tree("bookworm" if tag.startswith(("12", "bookworm")) else "trixie")
+    if base in ("hello-world", "pause"):
+        return _static_binary_tree("/hello" if base == "hello-world" else "/pause")
+    if base == "nginx":
+        version = _version_key(_full_version(tag, _NGINX_PATCH, _NGINX_DEFAULT))
+        os_name = "alpine" if alpine else ("trixie" if version >= (1, 29) else "bookworm")
+        return _app_tree("nginx", os_name, version[:2])
+    kinds = {"httpd": "httpd", "redis": "redis", "postgres": "postgres", "mysql": "mysql", "mongo": "mongo",
+             "python": "python", "perl": "perl", "bash": "bash", "gb-frontend": "php-apache",
+             "gb-redis-follower": "redis", "agnhost": "agnhost", "stress": "stress"}
+    kind = kinds.get(base)
+    if kind is None:
+        return _GENERIC_TREE
+    if kind in ("bash", "stress"):
+        return _app_tree(kind, "alpine")
+    if kind == "agnhost":
+        return _app_tree(kind, "busybox")
+    if kind == "mongo":
+        return _app_tree(kind, "noble")
+    if kind == "mysql" and not (v and v < (8,)):
+        return _app_tree(kind, "bookworm")  # Oracle Linux upstream; the directories that matter are the same
+    return _app_tree(kind, "alpine" if alpine else "bookworm")
+
+
+class _LayeredFS(MutableMapping[str, str]):
+    """A container's own files over its image's base files (copy-on-write): reads fall through to
+    ``base``, writes go to ``own``, deleting a base file records a whiteout. The base is shared by
+    every container of the image, so a container costs only what it wrote."""
+
+    __slots__ = ("base", "own", "whiteouts")
+
+    def __init__(self, base: Mapping[str, str], own: dict[str, str]) -> None:
+        self.base = base
+        self.own = own
+        self.whiteouts: set[str] | None = None
+
+    def __getitem__(self, path: str) -> str:
+        own = self.own
+        if path in own:
+            return own[path]
+        if self.whiteouts and path in self.whiteouts:
+            raise KeyError(path)
+        return self.base[path]
+
+    def get(self, path: str, default: Any = None) -> Any:
+        own = self.own
+        if path in own:
+            return own[path]
+        if self.whiteouts and path in self.whiteouts:
+            return default
+        return self.base.get(path, default)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self.own or (path in self.base and not (self.whiteouts and path in self.whiteouts))
+
+    def __setitem__(self, path: str, text: str) -> None:
+        self.own[path] = text
+        if self.whiteouts:
+            self.whiteouts.discard(path)
+
+    def __delitem__(self, path: str) -> None:
+        found = path in self.own
+        if found:
+            del self.own[path]
+        if path in self.base and not (self.whiteouts and path in self.whiteouts):
+            if self.whiteouts is None:
+                self.whiteouts = set()
+            self.whiteouts.add(path)
+            found = True
+        if not found:
+            raise KeyError(path)
+
+    def __iter__(self) -> Iterator[str]:
+        own, gone = self.own, self.whiteouts or ()
+        yield from own
+        for k in self.base:
+            if k not in own and k not in gone:
+                yield k
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 # --------------------------------------------------------------------------- shell: lexer and parser
 
@@ -903,8 +1351,6 @@ class _IO:
 Gen = Generator[float, None, Any]
 
 
-_DEFAULT_DIRS = frozenset({"/", "/tmp", "/etc", "/var", "/var/log", "/dev", "/proc", "/usr", "/bin",
-                           "/root", "/home", "/opt", "/mnt", "/srv", "/run", "/var/run", "/data"})
 # The kubelet-managed /etc/hosts without the pod's own line (the kubelet passes the full file in ``files``).
 _DEFAULT_HOSTS = ("# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
                   "fe00::0\tip6-localnet\nfe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n")
@@ -1058,11 +1504,7 @@ class _Shell:
         return self.run.fs.get(full)
 
     def is_dir(self, p: str) -> bool:
-        full = self.path(p)
-        if full in _DEFAULT_DIRS or full in self.run.dirs:
-            return True
-        prefix = full.rstrip("/") + "/"
-        return any(k.startswith(prefix) for k in self.run.fs)
+        return self.run.is_dir(self.path(p))
 
     def hostname(self) -> str:
         return str(self.vars.get("HOSTNAME") or self.run.program.env.get("HOSTNAME") or "localhost")
@@ -1118,7 +1560,7 @@ class _Shell:
                 else:
                     segs.append((text, "split"))
             else:
-                segs.append((c, "lit"))
+                segs.append((c, "glob" if c in "*?[" else "lit"))  # unquoted: pathname expansion
                 i += 1
         return segs
 
@@ -1213,27 +1655,62 @@ class _Shell:
     def expand_words(self, raws: list[str]) -> Gen:
         """Expand words into fields (quote removal, parameter/command/arith expansion, field splitting)."""
         fields: list[str] = []
+        cur, mask = "", ""  # mask: "g" for each unquoted glob character of cur, "l" for the others
+
+        def emit() -> None:
+            matches = self.glob(cur, mask) if "g" in mask else None
+            if matches:
+                fields.extend(matches)
+            else:
+                fields.append(cur)
+
         for raw in raws:
             segs = yield from self.expand_segments(raw)
-            cur, have = "", False
+            cur, mask, have = "", "", False
             for text, kind in segs:
-                if kind == "lit":
+                if kind in ("lit", "glob"):
                     cur += text
+                    mask += ("g" if kind == "glob" else "l") * len(text)
                     have = True
                 elif kind == "break":
-                    fields.append(cur)
-                    cur, have = "", False
+                    emit()
+                    cur, mask, have = "", "", False
                 else:
                     for j, part in enumerate(re.split(r"[ \t\n]+", text)):
                         if j and have:
-                            fields.append(cur)
-                            cur, have = "", False
+                            emit()
+                            cur, mask, have = "", "", False
                         if part:
                             cur += part
+                            mask += "l" * len(part)
                             have = True
             if have:
-                fields.append(cur)
+                emit()
         return fields
+
+    def glob(self, word: str, mask: str) -> list[str]:
+        """Pathname expansion of ``word`` (``mask`` marks its unquoted ``*``, ``?``, ``[``) against the
+        container's files and directories: the sorted matches, or [] (the word then stays as it is)."""
+        run = self.run
+        results = [("/" if word.startswith("/") else "", "/" if word.startswith("/") else self.path("."))]
+        start = 0
+        for end in [*(i for i, ch in enumerate(word) if ch == "/"), len(word)]:
+            part, pmask = word[start:end], mask[start:end]
+            start = end + 1
+            if not part:
+                continue
+            new: list[tuple[str, str]] = []
+            if "g" not in pmask:
+                new = [(shown + part, full.rstrip("/") + "/" + part) for shown, full in results]
+            else:
+                pattern = "".join(ch if m == "g" or ch not in "*?[" else f"[{ch}]" for ch, m in zip(part, pmask))
+                for shown, full in results:
+                    for name in sorted(run.children(full)):
+                        if (not name.startswith(".") or part.startswith(".")) and fnmatch.fnmatchcase(name, pattern):
+                            new.append((shown + name, full.rstrip("/") + "/" + name))
+            results = [(shown + "/", full) for shown, full in new]
+        return [shown.rstrip("/") or "/" for shown, full in results
+                if full in run.fs or run.is_dir(full)] if results else []
 
     def command_substitution(self, src: str) -> Gen:
         if src.strip().startswith("<"):
@@ -1992,15 +2469,22 @@ def _c_files(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     elif prog in ("rm", "rmdir"):
         for a in args:
             full = sh.path(a)
-            under = [k for k in fs if k.startswith(full.rstrip("/") + "/")] if "r" in flags.lower() else []
-            if full not in fs and not under and full not in sh.run.dirs:
+            recursive = "r" in flags.lower()
+            directory = full not in fs and sh.run.is_dir(full)
+            under = [k for k in fs if k.startswith(full.rstrip("/") + "/")] if recursive else []
+            if full not in fs and not under and not directory:
                 if "f" not in flags:
                     io.err(f"{prog}: can't remove '{a}': No such file or directory\n")
                     status = 1
                 continue
+            if directory and prog == "rm" and not recursive:
+                io.err(f"rm: can't remove '{a}': Is a directory\n")
+                status = 1
+                continue
             for k in [full, *under]:
                 fs.pop(k, None)
-            sh.run.dirs.discard(full)
+            if directory:
+                sh.run.remove_dir(full)
     elif prog in ("cp", "mv") and len(args) >= 2:
         dest = args[-1]
         for a in args[:-1]:
@@ -2023,9 +2507,7 @@ def _c_files(sh: _Shell, argv: list[str], io: _IO) -> Gen:
                 io.err(f"ls: {a}: No such file or directory\n")
                 status = 1
                 continue
-            prefix = full.rstrip("/") + "/"
-            names = {k[len(prefix):].split("/", 1)[0] for k in [*fs, *sh.run.dirs] if k.startswith(prefix)}
-            io.out("".join(name + "\n" for name in sorted(names)))
+            io.out("".join(name + "\n" for name in sorted(sh.run.children(full))))
     return (yield from _done(status))
 
 
@@ -2183,7 +2665,7 @@ def _c_info(sh: _Shell, argv: list[str], io: _IO) -> Gen:
         text = "Linux"
     elif prog == "nproc":
         limit = sh.run.program.cpu_limit
-        text = str(max(1, math.ceil(limit / 1000)) if limit else 2)
+        text = str(max(1, math.ceil(limit / 1000)) if limit else _ONLINE_CPUS)
     elif not args:
         io.err(f"{prog}: missing operand\n")
         return 1
@@ -2253,19 +2735,185 @@ def _p_hello(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     return (yield from _done(0))
 
 
-@_command("docker-entrypoint.sh")
+@_command("docker-entrypoint.sh", "docker-php-entrypoint")
 def _p_entrypoint(sh: _Shell, argv: list[str], io: _IO) -> Gen:
-    """The official images' entrypoint: flag-only (or ``*.conf``) arguments go to the image's main program."""
+    """The official images' entrypoint: flag-only (or ``*.conf``) arguments go to the image's main
+    program; nginx's runs the ``/docker-entrypoint.d`` scripts first (:func:`_nginx_configure`)."""
     args = argv[1:]
     main = sh.run.program.image_main
     if main and (not args or args[0].startswith("-") or args[0].endswith(".conf")):
         args = [main, *args]
     if not args:
         return 0
+    prog = args[0].rsplit("/", 1)[-1]
+    if sh.probe or sh.in_exec:  # start-up output is the container's own process's
+        pass
+    elif prog in ("nginx", "nginx-debug"):
+        yield from _nginx_configure(sh, argv[0], io)
+    elif prog == "redis-server" and _redis_version(sh.run.program) >= (8,):
+        io.out("Starting Redis Server\n")
     return (yield from sh.exec_argv(args, io))
 
 
-@_command("nginx")
+#: CPUs a container sees (``nproc`` without a CPU limit; nginx's ``worker_processes auto``).
+_ONLINE_CPUS = 2
+#: The open-files limit containerd gives containers (``ulimit -n``).
+_NOFILE = "1048576:1048576"
+
+
+def _kernel_release() -> str:
+    try:
+        from .kubelet import KERNEL_VERSION
+    except ImportError:  # pragma: no cover - the kubelet module is part of the package
+        return "6.8.0-1021-azure"
+    return KERNEL_VERSION
+
+
+def _named_image(program: Program, *names: str) -> ImageInfo | None:
+    """The image's reference when its name is one of ``names`` (``nginx``, ``nginx-slim``), else None."""
+    info = _image_info(program.image)
+    return info if info is not None and info.base_name in names else None
+
+
+def _nginx_version(program: Program) -> str:
+    info = _named_image(program, "nginx")
+    return _full_version(info.tag if info else None, _NGINX_PATCH, _NGINX_DEFAULT)
+
+
+def _nginx_gcc(version: tuple[int, ...], alpine: bool) -> str:
+    """nginx's ``built by`` line of the official image (the compiler of its base release)."""
+    if alpine:
+        if version >= (1, 28):
+            return "gcc 14.2.0 (Alpine 14.2.0) "
+        if version >= (1, 27):
+            return "gcc 13.2.1 20240309 (Alpine 13.2.1_git20240309) "
+        if version >= (1, 25):
+            return "gcc 12.2.1 20220924 (Alpine 12.2.1_git20220924-r10) "
+        return "gcc 10.3.1 20211027 (Alpine 10.3.1_git20211027) "
+    if version >= (1, 29):
+        return "gcc 14.2.0 (Debian 14.2.0-19) "
+    if version >= (1, 25):
+        return "gcc 12.2.0 (Debian 12.2.0-14) "
+    if version >= (1, 21):
+        return "gcc 10.2.1 20210110 (Debian 10.2.1-6) "
+    return "gcc 8.3.0 (Debian 8.3.0-6) "
+
+
+def _mounted(run: Run, path: str) -> bool:
+    """Whether ``path`` lies on a volume mount (ConfigMap and Secret volumes are read-only)."""
+    return any(path == m.path or path.startswith(m.path + "/") for m in run.program.mounts)
+
+
+def _nginx_configure(sh: _Shell, arg0: str, io: _IO) -> Gen:
+    """The nginx image's ``docker-entrypoint.sh`` (nginx >= 1.19): it runs the scripts of
+    ``/docker-entrypoint.d`` in version order and logs what it does on stdout, unless
+    ``NGINX_ENTRYPOINT_QUIET_LOGS`` is set."""
+    run = sh.run
+    version = _version_key(_nginx_version(run.program))
+    if _named_image(run.program, "nginx") is None or version < (1, 19):
+        return
+    run.entrypoint_ran = True
+    quiet = bool(sh.vars.get("NGINX_ENTRYPOINT_QUIET_LOGS"))
+
+    def log(text: str) -> None:
+        if not quiet:
+            io.out(text + "\n")
+
+    folder = "/docker-entrypoint.d/"
+    scripts = sorted((k for k in run.fs if k.startswith(folder) and "/" not in k[len(folder):]),
+                     key=lambda k: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", k)])
+    if not scripts:
+        log(f"{arg0}: No files found in {folder}, skipping configuration")
+        return
+    log(f"{arg0}: {folder} is not empty, will attempt to perform configuration")
+    log(f"{arg0}: Looking for shell scripts in {folder}")
+    for path in scripts:
+        name = path[len(folder):]
+        if name.endswith(".envsh"):
+            log(f"{arg0}: Sourcing {path}")
+        elif name.endswith(".sh"):
+            log(f"{arg0}: Launching {path}")
+        else:
+            log(f"{arg0}: Ignoring {path}")
+            continue
+        if name == "10-listen-on-ipv6-by-default.sh":
+            _nginx_listen_ipv6(run, name, version, log)
+        elif name == "20-envsubst-on-templates.sh":
+            _nginx_envsubst(sh, name, log)
+        elif name.endswith(".sh") and (text := run.fs.get(path)):  # a script of the user's (a volume)
+            try:
+                yield from _run_script_text(sh.child(), text, path, [], io)
+            except _Exit:
+                pass
+    log(f"{arg0}: Configuration complete; ready for start up")
+
+
+def _nginx_listen_ipv6(run: Run, me: str, version: tuple[int, ...], log: Callable[[str], None]) -> None:
+    """``10-listen-on-ipv6-by-default.sh``: adds ``listen [::]:80`` to the packaged ``default.conf``
+    (the pod's network namespace has IPv6); a ConfigMap mounted there is read-only."""
+    conf = _NGINX_DEFAULT_CONF
+    info, error = ("info: ", "info: ") if version >= (1, 21) else ("", "error: ")
+    text = run.fs.get(conf)
+    if text is None:
+        log(f"{me}: {error}{conf} is not a file or does not exist")
+    elif _mounted(run, conf):
+        log(f"{me}: {error}can not modify {conf} (read-only file system?)")
+    elif "listen  [::]:80;" in text:
+        log(f"{me}: {info}IPv6 listen already enabled")
+    elif run.fs.get("/etc/os-release") is None:
+        log(f"{me}: {error}can not guess the operating system")
+    else:
+        log(f"{me}: {info}Getting the checksum of {conf}")
+        if text != run.tree.files.get(conf):
+            log(f"{me}: {info}{conf} differs from the packaged version")
+        else:
+            log(f"{me}: {info}Enabled listen on IPv6 in {conf}")
+
+
+def _nginx_envsubst(sh: _Shell, me: str, log: Callable[[str], None]) -> None:
+    """``20-envsubst-on-templates.sh``: each ``*.template`` under ``/etc/nginx/templates`` becomes a
+    file of ``/etc/nginx/conf.d`` with ``$VAR`` / ``${VAR}`` of defined variables replaced."""
+    run, env = sh.run, sh.run.program.env
+    template_dir = env.get("NGINX_ENVSUBST_TEMPLATE_DIR") or "/etc/nginx/templates"
+    suffix = env.get("NGINX_ENVSUBST_TEMPLATE_SUFFIX") or ".template"
+    output_dir = env.get("NGINX_ENVSUBST_OUTPUT_DIR") or "/etc/nginx/conf.d"
+    if not run.is_dir(template_dir):
+        return
+    if _mounted(run, output_dir):
+        log(f"{me}: ERROR: {template_dir} exists, but {output_dir} is not writable")
+        return
+    pattern = re.compile(r"\$(\{)?(" + re.escape(env.get("NGINX_ENVSUBST_FILTER") or "") + r"\w*)(?(1)\})")
+    for template in sorted(k for k in run.fs if k.startswith(template_dir + "/") and k.endswith(suffix)):
+        relative = template[len(template_dir) + 1:]
+        output = f"{output_dir}/{relative[:len(relative) - len(suffix)]}"
+        log(f"{me}: Running envsubst on {template} to {output}")
+        run.fs[output] = pattern.sub(lambda m: env[m.group(2)] if m.group(2) in env else m.group(0),
+                                     run.fs.get(template) or "")
+
+
+def _nginx_notices(sh: _Shell, io: _IO) -> None:
+    """nginx's start-up notices on stderr (the official image logs at ``notice`` since 1.19): the
+    master is PID 1; its workers' PIDs follow the processes the entrypoint ran."""
+    run = sh.run
+    version = _nginx_version(run.program)
+    key = _version_key(version)
+    info = _named_image(run.program, "nginx")
+    if info is not None and key < (1, 19):
+        return
+    alpine = _alpine_variant(info)
+    if run.entrypoint_ran:
+        first = (30 if alpine else 29) if key >= (1, 25) else (32 if alpine else 31)
+    else:
+        first = 7
+    run.nginx_worker = first
+    when = f"{run.wall_clock(run.now):%Y/%m/%d %H:%M:%S}"
+    lines = ['using the "epoll" event method', f"nginx/{version}", f"built by {_nginx_gcc(key, alpine)}",
+             f"OS: Linux {_kernel_release()}", f"getrlimit(RLIMIT_NOFILE): {_NOFILE}", "start worker processes",
+             *(f"start worker process {first + i}" for i in range(_ONLINE_CPUS))]
+    io.err("".join(f"{when} [notice] 1#1: {line}\n" for line in lines))
+
+
+@_command("nginx", "nginx-debug")
 def _p_nginx(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     args = argv[1:]
     if "-t" in args or "-T" in args:
@@ -2274,6 +2922,99 @@ def _p_nginx(sh: _Shell, argv: list[str], io: _IO) -> Gen:
         return 0
     if "-s" in args or "-v" in args or "-V" in args or "-h" in args:
         return 0
+    if not sh.probe and not sh.in_exec:
+        _nginx_notices(sh, io)
+    return (yield from sh.serve())
+
+
+def _redis_version(program: Program) -> tuple[int, ...]:
+    info = _named_image(program, "redis")
+    if info is None:
+        return _version_key("6.2.22" if _named_image(program, "gb-redis-follower") else _REDIS_DEFAULT)
+    return _version_key(_full_version(info.tag, _REDIS_PATCH, _REDIS_DEFAULT))
+
+
+#: The modules the redis 8 images load (name, file).
+_REDIS_MODULES = (("bf", "redisbloom.so"), ("search", "redisearch.so"), ("timeseries", "redistimeseries.so"),
+                  ("ReJSON", "rejson.so"))
+
+
+@_command("redis-server")
+def _p_redis(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    """``redis-server [config] [--option value …]``: the start-up log on stdout (the format of the
+    image's redis version), then it serves."""
+    args = argv[1:]
+    if sh.probe or any(a in ("-v", "--version", "-h", "--help") for a in args):
+        return 0
+    if sh.in_exec:
+        return (yield from sh.serve())
+    run = sh.run
+    v = _redis_version(run.program)
+    version = ".".join(map(str, v))
+    port = "6379"
+    for i, a in enumerate(args[:-1]):
+        if a == "--port":
+            port = args[i + 1]
+    when = run.wall_clock(run.now)
+    stamp = f"{when:%d %b %Y %H:%M:%S}.{when.microsecond // 1000:03d}"
+    note = "*" if v >= (7,) else "#"  # the level mark of the banner lines
+    c = [f"{note} oO0OoO0OoO0Oo Redis is starting oO0OoO0OoO0Oo",
+         f"{note} Redis version={version}, bits=64, commit=00000000, modified={int(v >= (8,))}, pid=1, just started"]
+    if args or v >= (8,):
+        c.append(f"{note} Configuration loaded")
+    else:
+        c.append(f"# Warning: no config file specified, using the default config. In order to specify a config "
+                 f"file use {argv[0]} /path/to/redis.conf")
+    m = (["* monotonic clock: POSIX clock_gettime"] if v >= (6, 2) else []) + [
+        f"* Running mode=standalone, port={port}."]
+    if v >= (8,):
+        m += [f"* Module '{name}' loaded from /usr/local/lib/redis/modules//{so}" for name, so in _REDIS_MODULES]
+    m += [f"{note} Server initialized", "* Ready to accept connections" + (" tcp" if v >= (7, 2) else "")]
+    io.out("".join(f"1:C {stamp} {line}\n" for line in c) + "".join(f"1:M {stamp} {line}\n" for line in m))
+    return (yield from sh.serve())
+
+
+def _pod_ip(run: Run) -> str | None:
+    """The pod's IP as the container resolves its host name (the kubelet's ``/etc/hosts`` line), if known."""
+    name = run.program.env.get("HOSTNAME")
+    for line in (run.fs.get("/etc/hosts") or "").splitlines():
+        fields = line.split()
+        if len(fields) >= 2 and name and name in fields[1:] and not fields[0].startswith(("127.", "::", "fe00")):
+            return fields[0]
+    return None
+
+
+@_command("httpd-foreground", "apache2-foreground")
+def _p_apache(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    """Apache in the foreground (``httpd`` image; PHP's ``*-apache`` images such as the guestbook
+    frontend): its start-up notices on stderr, then it serves. The ``AH00558`` warnings name the
+    pod's IP, so they appear only when the container's ``/etc/hosts`` tells it."""
+    if sh.probe:
+        return 0
+    if sh.in_exec:
+        return (yield from sh.serve())
+    run = sh.run
+    php = argv[0].rsplit("/", 1)[-1] == "apache2-foreground"
+    when = run.wall_clock(run.now)
+    stamp = f"[{when:%a %b %d %H:%M:%S}.{when.microsecond:06d} {when.year}]"
+    daemon = "apache2" if php else "httpd"
+    text = ""
+    ip = _pod_ip(run)
+    if ip:
+        text += (f"AH00558: {daemon}: Could not reliably determine the server's fully qualified domain name, "
+                 f"using {ip}. Set the 'ServerName' directive globally to suppress this message\n") * 2
+    if php:
+        text += (f"{stamp} [mpm_prefork:notice] [pid 1] AH00163: Apache/2.4.25 (Debian) PHP/5.6.40 configured "
+                 f"-- resuming normal operations\n"
+                 f"{stamp} [core:notice] [pid 1] AH00094: Command line: 'apache2 -D FOREGROUND'\n")
+    else:
+        info = _named_image(run.program, "httpd")
+        version = _full_version(info.tag if info else None, _HTTPD_PATCH, _HTTPD_DEFAULT)
+        extra = "".join(f" {a}" for a in argv[1:])
+        text += (f"{stamp} [mpm_event:notice] [pid 1:tid 1] AH00489: Apache/{version} (Unix) configured "
+                 f"-- resuming normal operations\n"
+                 f"{stamp} [core:notice] [pid 1:tid 1] AH00094: Command line: 'httpd -D FOREGROUND{extra}'\n")
+    io.err(text)
     return (yield from sh.serve())
 
 
@@ -2348,11 +3089,21 @@ def _p_stress(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     cpus = int(opt("--cpu", "-c", "-cpus") or 0)
     memory = 1 * _MiB + vm * vm_bytes
     timeout = opt("--timeout", "-t")
+    # polinux/stress (``stress --vm 1 …``, not vish/stress's ``-cpus``) says what it starts, as PID 1
+    polinux = argv[0].rsplit("/", 1)[-1] == "stress" and any(
+        a.split("=", 1)[0] in ("--vm", "-m", "--cpu", "-c", "--io", "-i", "--hdd", "-d") for a in args)
+    if polinux:
+        io.out(f"stress: info: [1] dispatching hogs: {cpus} cpu, {int(opt('--io', '-i') or 0)} io, {vm} vm, "
+               f"{int(opt('--hdd', '-d') or 0)} hdd\n")
+    start = sh.run.now
     sh.run.set_usage(cpu=0, memory=1 * _MiB)
     yield sh.run.now + 1.0  # allocating takes a moment
     sh.run.set_usage(cpu=cpus * 1000 + (1000 if vm else 0), memory=memory)
     if timeout:
-        yield sh.run.now + parse_duration(timeout)
+        seconds = parse_duration(timeout)
+        yield start + max(seconds, 1.0)
+        if polinux:
+            io.out(f"stress: info: [1] successful run completed in {round(seconds)}s\n")
         return 0
     yield _INF
 
@@ -2803,6 +3554,8 @@ class Program:
         memory_limit / cpu_limit: ``resources.limits`` in bytes / millicores, or None.
         stdin: ``container["stdin"]`` (an open stdin keeps ``sh``/``cat`` waiting).
         image_main / image_defaults: the known image's main program and defaults.
+        tree: the image's base file system (:func:`image_tree`), shared by its containers.
+        post_start: the ``lifecycle.postStart.exec.command`` hook, or None (see :class:`Run`).
     """
 
     container_name: str
@@ -2820,6 +3573,8 @@ class Program:
     image_main: str | None
     image_defaults: KnownImage | None
     mounts: tuple[Mount, ...] = ()
+    tree: ImageTree = _GENERIC_TREE
+    post_start: tuple[str, ...] | None = None
 
     def start(self, now: float, *, wall_clock: Callable[[float], datetime] | None = None) -> Run:
         """Start the program at virtual time ``now``; see :class:`Run`.
@@ -2906,12 +3661,14 @@ def build_program(
         script = _parse_behaviour(str(annotations[key]),
                                   f'invalid behaviour for container "{name}" (annotation {key}):')
         source = "annotation"
+    hook = ((container.get("lifecycle") or {}).get("postStart") or {}).get("exec") or {}
+    post_start = tuple(str(a) for a in hook.get("command") or []) or None
     return Program(
         container_name=name, image=image, argv=tuple(argv), source=source, script=script,
         env=full_env, files=dict(files or {}), declared_ports=frozenset(declared), port_names=ports,
         memory_limit=_limit(container, "memory"), cpu_limit=_limit(container, "cpu"),
         stdin=bool(container.get("stdin")), image_main=known.main if known else None, image_defaults=known,
-        mounts=tuple(mounts),
+        mounts=tuple(mounts), tree=image_tree(image), post_start=post_start,
     )
 
 
@@ -2919,7 +3676,9 @@ class Run:
     """One run (one container start) of a :class:`Program` in virtual time. Not thread-safe, deterministic.
 
     Drive it with :meth:`next_event_time` and :meth:`advance`; ask :meth:`probe`;
-    stop it with :meth:`terminate` (SIGTERM) and :meth:`kill` (SIGKILL).
+    stop it with :meth:`terminate` (SIGTERM) and :meth:`kill` (SIGKILL). A ``postStart``
+    exec hook starts with the program, as a second task; its (status, output, end time)
+    appear in ``post_start_result`` when it ends.
     Attributes of interest: ``exited`` (the :class:`Exited` effect or None),
     ``serving`` (a server-like program is listening), ``cpu``/``memory`` (current
     usage), ``fs`` (the in-memory file system; :attr:`files` is a copy).
@@ -2931,8 +3690,17 @@ class Run:
         self.started_at = now
         self.wall_clock = wall_clock
         own = {"/etc/hosts": _DEFAULT_HOSTS} | dict(program.files)
-        self.fs: MutableMapping[str, str] = _MountedFS(own, program.mounts) if program.mounts else own
+        self.tree = program.tree
+        layered: MutableMapping[str, str] = _LayeredFS(self.tree.files, own) if self.tree.files else own
+        self.fs: MutableMapping[str, str] = _MountedFS(layered, program.mounts) if program.mounts else layered
         self.dirs: set[str] = {m.path for m in program.mounts if m.prefix not in m.store}
+        self.removed_dirs: set[str] | None = None  # base-tree directories removed (rm -r), with what is under them
+        #: the postStart hook's (exit status, combined output, end time) once it has ended
+        self.post_start_result: tuple[int, str, float] | None = None
+        self.entrypoint_ran = False  # the image's docker-entrypoint.sh configured the server (nginx PIDs)
+        self.requests = 0  # connections served (nginx's connection counter)
+        self.nginx_worker = 7  # PID of nginx's first worker (see _nginx_notices)
+        self.probe_output = ""  # the last exec probe's combined output (see probe())
         self.exported: set[str] = set()
         self.rng = random.Random(_digest_int(f"{program.container_name}\0{program.image}"))
         self.serving = False
@@ -2950,6 +3718,8 @@ class Run:
         self._partial = {"stdout": "", "stderr": ""}
         main = _script_main(program, self) if program.script is not None else _command_main(program, self)
         self._push(now, "main", main)
+        if program.post_start:
+            self._push(now, "hook", _post_start_main(program.post_start, self))
 
     # ---------------------------------------------------------------- public API
 
@@ -2989,9 +3759,14 @@ class Run:
         resolved, as the kubelet does) is declared, or none is declared.
         ``httpGet`` needs ``serve http``, ``grpc`` needs ``serve grpc``.
         A container that has exited fails every probe.
+
+        :attr:`probe_output` then holds what an ``exec`` probe's command wrote (stdout, then
+        stderr, at most 10 KiB), which the kubelet puts into its ``Unhealthy`` event
+        (``Liveness probe failed: cat: can't open '/tmp/healthy': No such file or directory``).
         """
         if kind not in ("readiness", "liveness", "startup"):
             raise ValueError(f"unknown probe kind {kind!r}")
+        self.probe_output = ""
         if self.exited is not None or now < self.started_at:
             return False
         if kind in self._overrides:
@@ -3043,6 +3818,45 @@ class Run:
     def files(self) -> dict[str, str]:
         """A copy of the container's in-memory files (e.g. to seed the next container sharing a volume)."""
         return dict(self.fs)
+
+    def _base_dir_visible(self, path: str) -> bool:
+        removed = self.removed_dirs
+        if removed and (path in removed or any(p in removed for p in _parents(path))):
+            return False
+        return not any(path.startswith(m.path + "/") for m in self.program.mounts)  # hidden by a mount
+
+    def is_dir(self, path: str) -> bool:
+        """Whether the absolute ``path`` is a directory: of the image (unless removed or under a
+        mount), made by the container (``mkdir``), a mount point, or holding files."""
+        if path in self.dirs or path == "/":
+            return True
+        if path in self.tree.dirs and self._base_dir_visible(path):
+            return True
+        prefix = path.rstrip("/") + "/"
+        return any(k.startswith(prefix) for k in self.fs)
+
+    def visible_dirs(self) -> Iterator[str]:
+        """Every directory the container sees (its own, then the image's), for listings."""
+        yield from self.dirs
+        for d in self.tree.dirs:
+            if d not in self.dirs and self._base_dir_visible(d):
+                yield d
+
+    def children(self, path: str) -> set[str]:
+        """The names in the directory ``path`` (files and directories)."""
+        prefix = path.rstrip("/") + "/"
+        cut = len(prefix)
+        return {k[cut:].split("/", 1)[0] for k in [*self.fs, *self.visible_dirs()]
+                if k.startswith(prefix) and len(k) > cut}
+
+    def remove_dir(self, path: str) -> None:
+        """``rm -r`` of a directory: its own and the image's directories at and under ``path`` go."""
+        prefix = path.rstrip("/") + "/"
+        self.dirs.difference_update([d for d in self.dirs if d == path or d.startswith(prefix)])
+        if path in self.tree.dirs:
+            if self.removed_dirs is None:
+                self.removed_dirs = set()
+            self.removed_dirs.add(path)
 
     # ---------------------------------------------------------------- used by programs
 
@@ -3146,22 +3960,30 @@ class Run:
             return False
         timeout = float(probe_spec.get("timeoutSeconds") or 1)
         sh = _Shell(self, probe=True)
-        io = _IO(lambda text: None, lambda text: None, _Input(""))
+        out: list[str] = []
+        err: list[str] = []
+        io = _IO(out.append, err.append, _Input(""))
         gen = sh.exec_argv(command, io)
         saved_now = self.now
+        ok = False
         try:
             while True:
                 t = next(gen)
                 if t > now + timeout:
                     gen.close()
+                    out.clear()
+                    err.clear()  # a timed-out exec returns no output
                     return False
                 self.now = max(self.now, t)
         except StopIteration as stop:
-            return (stop.value or 0) == 0
+            ok = (stop.value or 0) == 0
         except _Exit as e:
-            return e.code == 0
+            ok = e.code == 0
         finally:
             self.now = saved_now
+            # the runtime's ExecSync: stdout then stderr, at most 10 KiB (the kubelet's exec prober)
+            self.probe_output = ("".join(out) + "".join(err))[:_PROBE_OUTPUT_MAX]
+        return ok
 
 
 # --------------------------------------------------------------------------- exec (kubectl exec)
@@ -3208,6 +4030,39 @@ def _timed(run: Run, gen: Gen) -> Gen:
         return 137
 
 
+def _exec_missing(sh: _Shell, name: str) -> str | None:
+    """runc's reason when the runtime cannot start ``name`` in the container, else None."""
+    if "/" in name:
+        if sh.read_file(name) is None and name.rsplit("/", 1)[-1] not in _COMMANDS:
+            return f'exec: "{name}": stat {name}: no such file or directory'
+    elif name not in _COMMANDS:
+        return f'exec: "{name}": executable file not found in $PATH'
+    return None
+
+
+def _post_start_main(argv: tuple[str, ...], run: Run) -> Gen:
+    """The ``postStart`` exec hook: started by the kubelet right after the container (the runtime's
+    ``ExecSync``), in the container's own file system and environment, so what it writes stays in
+    the container (``echo Hello > /usr/share/message``). Its output is the kubelet's, not the
+    container log's. Sets :attr:`Run.post_start_result` when it ends."""
+    sh = _exec_shell(run, None)
+    out: list[str] = []
+    err: list[str] = []
+    missing = _exec_missing(sh, argv[0]) if argv else "exec: no command"
+    if missing is not None:
+        run.post_start_result = (126, missing, run.now)
+        return 126
+    io = _IO(out.append, err.append, _Input(""))
+    try:
+        status = yield from sh.exec_argv(list(argv), io)
+    except _Exit as e:
+        status = e.code
+    except _LoopCtl:
+        status = 0
+    run.post_start_result = (int(status or 0) & 255, "".join(out) + "".join(err), run.now)
+    return 0
+
+
 def exec_command(run: Run, argv: Sequence[str], out: Callable[[str], None], err: Callable[[str], None],
                  stdin: Any = "", *, env: Mapping[str, str] | None = None) -> Gen:
     """Start ``argv`` in the running container ``run``, as the runtime's exec does (``kubectl exec``).
@@ -3235,12 +4090,9 @@ def exec_command(run: Run, argv: Sequence[str], out: Callable[[str], None], err:
         ExecNotFound: ``argv[0]`` is neither a known program nor a file of the container.
     """
     sh = _exec_shell(run, env)
-    name = argv[0] if argv else ""
-    if "/" in name:
-        if sh.read_file(name) is None and name.rsplit("/", 1)[-1] not in _COMMANDS:
-            raise ExecNotFound(f'exec: "{name}": stat {name}: no such file or directory')
-    elif name not in _COMMANDS:
-        raise ExecNotFound(f'exec: "{name}": executable file not found in $PATH')
+    missing = _exec_missing(sh, argv[0] if argv else "")
+    if missing is not None:
+        raise ExecNotFound(missing)
     io = _IO(out, err, _Input(stdin) if isinstance(stdin, str) else stdin)
     return _timed(run, sh.exec_argv(list(argv), io))
 
@@ -3351,7 +4203,53 @@ Commercial support is available at
 </html>
 """
 _HTTPD_WORKS = "<html><body><h1>It works!</h1></body></html>\n"
-_REASONS = {200: "OK", 404: "Not Found", 405: "Not Allowed", 500: "Internal Server Error"}
+_REASONS = {200: "OK", 403: "Forbidden", 404: "Not Found", 405: "Not Allowed", 500: "Internal Server Error"}
+_CONTENT_TYPES = {".html": "text/html", ".htm": "text/html", ".txt": "text/plain", ".css": "text/css",
+                  ".js": "application/javascript", ".json": "application/json", ".xml": "text/xml",
+                  ".png": "image/png", ".jpg": "image/jpeg", ".svg": "image/svg+xml"}
+
+
+def _nginx_error_page(status: int, server_header: str) -> str:
+    title = f"{status} {_REASONS[status]}"
+    return (f"<html>\r\n<head><title>{title}</title></head>\r\n<body>\r\n"
+            f"<center><h1>{title}</h1></center>\r\n<hr><center>{server_header}</center>\r\n"
+            f"</body>\r\n</html>\r\n")
+
+
+def _nginx_serve(run: Run, path: str, server_header: str) -> tuple[int, str, str]:
+    """(status, content type, body) of nginx's default server for ``path``: the files of its html
+    root in the container (the welcome page when the image's tree has no html root)."""
+    if not run.is_dir(_NGINX_HTML):  # nginx from an image whose files the model does not know
+        if path in ("/", "/index.html"):
+            return 200, "text/html", _NGINX_WELCOME
+        return 404, "text/html", _nginx_error_page(404, server_header)
+    full = _NGINX_HTML + path.rstrip("/") if path != "/" else _NGINX_HTML
+    if path.endswith("/") or run.is_dir(full):
+        index = run.fs.get(full + "/index.html")
+        if index is not None:
+            return 200, "text/html", index
+        status = 403 if run.is_dir(full) else 404
+        return status, "text/html", _nginx_error_page(status, server_header)
+    text = run.fs.get(full)
+    if text is None:
+        return 404, "text/html", _nginx_error_page(404, server_header)
+    ext = "." + path.rsplit(".", 1)[-1] if "." in path.rsplit("/", 1)[-1] else ""
+    return 200, _CONTENT_TYPES.get(ext.lower(), "application/octet-stream"), text
+
+
+def _nginx_access_log(run: Run, now: float, client: str, method: str, target: str, status: int, sent: int,
+                      user_agent: str | None, host: str, path: str) -> None:
+    """nginx's log lines for one served request: the ``main`` access-log format on stdout and, for
+    a file that is not there, the ``open() … failed`` error on stderr."""
+    when = run.wall_clock(now)
+    run.requests += 1
+    if status == 404 and run.is_dir(_NGINX_HTML):
+        pid = run.nginx_worker
+        run.write("stderr", f'{when:%Y/%m/%d %H:%M:%S} [error] {pid}#{pid}: *{run.requests} open() '
+                            f'"{_NGINX_HTML}{path}" failed (2: No such file or directory), client: {client}, '
+                            f'server: localhost, request: "{method} {target} HTTP/1.1", host: "{host}"\n')
+    run.write("stdout", f'{client} - - [{when:%d/%b/%Y:%H:%M:%S} +0000] "{method} {target} HTTP/1.1" {status} '
+                        f'{sent} "-" "{user_agent or "-"}" "-"\n')
 
 
 @attrs.frozen
@@ -3380,17 +4278,24 @@ def _web_server(program: Program) -> str | None:
     return None
 
 
-def http_answer(run: Run, port: int, now: float, *, method: str = "GET", target: str = "/") -> HTTPAnswer | None:
+def http_answer(run: Run, port: int, now: float, *, method: str = "GET", target: str = "/",
+                client: str = "127.0.0.1", user_agent: str | None = None,
+                host: str | None = None) -> HTTPAnswer | None:
     """What the container's program answers to an HTTP request on ``port`` at virtual time ``now``
     (call :meth:`Run.advance` up to ``now`` first, as for :meth:`Run.probe`).
 
     A port is listened on while a server-like program runs (``serving``) and it is one the
     container declares (``containerPort``); a container that declares none listens on 80 when it
-    runs nginx or httpd and on any port otherwise (the probes' rule). Answers: the nginx
-    welcome page (``Server: nginx/<version from the image tag>``, 404 page for other paths),
-    httpd's "It works!" page, or for other programs a one-line ``text/plain`` 200; a program
-    whose HTTP answers fail (``agnhost liveness`` after 10 s) answers 500. ``Date`` is the
-    container's clock at ``now``.
+    runs nginx or httpd and on any port otherwise (the probes' rule). Answers: nginx serves the
+    files of its ``/usr/share/nginx/html`` (the image's welcome page and ``50x.html``, or what
+    the container or a volume put there; 403 for a directory without ``index.html``, 404 page
+    for missing files; ``Server: nginx/<version from the image tag>``), httpd's "It works!"
+    page, or for other programs a one-line ``text/plain`` 200; a program whose HTTP answers fail
+    (``agnhost liveness`` after 10 s) answers 500. ``Date`` is the container's clock at ``now``.
+
+    nginx logs each request it serves, as its access log on stdout (``client`` is the peer
+    address: ``127.0.0.1`` for ``kubectl port-forward``, which dials from inside the pod), and a
+    missing file also on stderr, into ``run``.
 
     Returns:
         the answer, or None when something listens on the port but does not speak HTTP
@@ -3424,13 +4329,7 @@ def http_answer(run: Run, port: int, now: float, *, method: str = "GET", target:
         server_header = None
     elif server == "nginx":
         server_header = f"nginx/{version}" if version else "nginx"
-        if path in ("/", "/index.html"):
-            status, ctype, body = 200, "text/html", _NGINX_WELCOME
-        else:
-            status, ctype = 404, "text/html"
-            body = (f"<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n"
-                    f"<center><h1>404 Not Found</h1></center>\r\n<hr><center>{server_header}</center>\r\n"
-                    f"</body>\r\n</html>\r\n")
+        status, ctype, body = _nginx_serve(run, path, server_header)
     elif server == "httpd":
         server_header = f"Apache/{version} (Unix)" if version else "Apache"
         status, ctype, body = 200, "text/html", _HTTPD_WORKS
@@ -3439,6 +4338,9 @@ def http_answer(run: Run, port: int, now: float, *, method: str = "GET", target:
         status, ctype = 200, "text/plain; charset=utf-8"
         body = f"{program.container_name}: {method} {target} answered on port {port}\n"
     data = body.encode()
+    if server == "nginx":
+        _nginx_access_log(run, now, client, method, target, status, 0 if method == "HEAD" else len(data),
+                          user_agent, host or f"localhost:{port}", path)
     headers: list[tuple[str, str]] = []
     if server_header:
         headers.append(("Server", server_header))

@@ -36,8 +36,13 @@ a :class:`PodWorker` that follows the kubelet's pod sync
    environment (:mod:`k8semu.node.envvars`; a missing ConfigMap, Secret or key
    is ``CreateContainerConfigError`` with a ``Failed`` event, retried every
    10 s) and mounts (the pod's volume contents, shared by its containers),
-   then Created/Started;
-6. probes (startup, liveness, readiness) on a ticker per container, created
+   then Created/Started; a ``postStart`` exec hook runs in the container
+   (:mod:`k8semu.node.behaviour`) and, when it fails, gives a
+   ``FailedPostStartHook`` event and the container is killed (``Killing:
+   FailedPostStartHook``) and restarted (deviation: the status shows the
+   container running while a slow hook still runs);
+6. probes (startup, liveness, readiness; an exec probe's output is the text
+   of its ``Unhealthy`` event) on a ticker per container, created
    with the pod worker (first tick at admission, then every ``periodSeconds``;
    ticks before ``startedAt + initialDelaySeconds`` are skipped);
 7. restarts per ``restartPolicy`` with the CrashLoopBackOff back-off
@@ -266,7 +271,11 @@ def _initial_result(kind: str) -> bool | None:
     return {"readiness": False, "liveness": True, "startup": None}[kind]
 
 
-def _probe_message(kind: str, probe: Obj, pod_ip: str) -> str:
+def _probe_message(kind: str, probe: Obj, pod_ip: str, output: str = "") -> str:
+    """The text after ``… probe failed: ``; for an ``exec`` probe the command's output as the
+    runtime returned it (upstream's exec prober puts it in the event as it is)."""
+    if "exec" in probe:
+        return output
     if "httpGet" in probe:
         return "HTTP probe failed with statuscode: 503"
     if "tcpSocket" in probe:
@@ -373,7 +382,17 @@ class PodWorker:
                 if t is not None:
                     out.append((t, True))
                 for p in s.probes.values():
-                    out.append((p.next_at, self._probe_significant(s, p)))
+                    significant = self._probe_significant(s, p)
+                    out.append((p.next_at, significant))
+                    if not significant and c.started_at is not None:
+                        # a tick inside initialDelaySeconds does nothing, but the first one after
+                        # the delay may (the first readiness success): it must keep the cluster
+                        # from counting as settled
+                        first = c.started_at + p.param("initialDelaySeconds")
+                        if p.next_at < first - _EPS:
+                            period = max(p.param("periodSeconds"), _EPS)
+                            ticks = -(-(first - _EPS - p.next_at) // period)  # ceil
+                            out.append((p.next_at + ticks * period, True))
             if s.pull is not None:
                 out.append((s.pull.done_at, True))
             if s.kill_at is not None and c is not None and c.running:
@@ -450,8 +469,22 @@ class PodWorker:
             c = s.current
             if c is not None and c.running:
                 rt.advance(c, now)
+                if c.running and rt.post_start_failed(c):
+                    self._post_start_failed(s, c, now)
                 if c.running and s.kill_at is not None and s.kill_at <= now + _EPS:
                     rt.kill(c, s.kill_at)
+
+    def _post_start_failed(self, s: Slot, c: Container, now: float) -> None:
+        """The container's ``postStart`` exec hook failed: as upstream's ``startContainer``, a
+        ``FailedPostStartHook`` event (without the hook's output, which may hold secrets), then the
+        container is killed (``Killing`` with message ``FailedPostStartHook``, the pod's grace
+        period) and restarted per ``restartPolicy``."""
+        self.event(s, WARNING, "FailedPostStartHook", "PostStartHook failed")
+        self.event(s, NORMAL, "Killing", "FailedPostStartHook")
+        self.k.runtime.signal_term(c, now)
+        if c.running:
+            s.kill_at = now + self._grace()
+        s.ready = s.started = False
 
     # ---------------------------------------------------------------- admission / sandbox
     def _admit(self, now: float) -> bool:
@@ -761,11 +794,11 @@ class PodWorker:
                     if kind != "startup" and not s.started:
                         continue
                     ok = rt.probe(c, kind, w.spec, t)
-                    self._probe_result(s, w, ok, t)
+                    self._probe_result(s, w, ok, t, rt.probe_output(c))
                     if s.current is not c or not c.running:
                         break
 
-    def _probe_result(self, s: Slot, w: ProbeWorker, ok: bool, t: float) -> None:
+    def _probe_result(self, s: Slot, w: ProbeWorker, ok: bool, t: float, output: str = "") -> None:
         if w.streak_value == ok:
             w.streak += 1
         else:
@@ -773,7 +806,7 @@ class PodWorker:
         if not ok:
             label = {"startup": "Startup", "liveness": "Liveness", "readiness": "Readiness"}[w.kind]
             self.event(s, WARNING, "Unhealthy",
-                       f"{label} probe failed: {_probe_message(w.kind, w.spec, self.ip or '')}")
+                       f"{label} probe failed: {_probe_message(w.kind, w.spec, self.ip or '', output)}")
         threshold = w.param("successThreshold") if ok else w.param("failureThreshold")
         if w.kind in ("startup", "liveness") and ok:
             threshold = 1

@@ -18,7 +18,11 @@ container name and attempt (64 hex digits, as containerd's), so the same
 inputs give the same ``containerID: containerd://…`` in the log.
 
 The behaviour module is used through a thin adapter (:func:`normalize_effect`
-and the methods here), so the kubelet only sees :class:`Effect` values.
+and the methods here), so the kubelet only sees :class:`Effect` values, plus
+two answers upstream's CRI gives the kubelet: an exec probe's output
+(:meth:`ContainerRuntime.probe_output`, for the ``Unhealthy`` event) and
+whether a ``postStart`` exec hook failed (:meth:`ContainerRuntime.post_start_failed`).
+Image sizes are containerd's: the compressed size of the image.
 """
 
 from __future__ import annotations
@@ -234,6 +238,7 @@ class Container:
     live_hint: bool | None = None
     logs: list[tuple[float, str]] = attrs.field(factory=list)
     stopping: bool = False
+    post_start_reported: bool = False
 
     @property
     def running(self) -> bool:
@@ -381,6 +386,7 @@ class ContainerRuntime:
         c.run = self._program(pod, spec, env, mounts)
         c.memory_limit = c.run.memory_limit
         self.start_container(c, started_at)
+        c.post_start_reported = True  # the kubelet that started it handled its postStart hook
         self.containers[c.id] = c
 
     def next_event_time(self, c: Container) -> float | None:
@@ -414,6 +420,23 @@ class ContainerRuntime:
         if not c.running or c.run is None:
             return False
         return bool(c.run.probe(kind, probe, now))
+
+    @staticmethod
+    def probe_output(c: Container) -> str:
+        """What the last :meth:`probe`'s ``exec`` command wrote (stdout then stderr, as ``ExecSync``
+        returns it to the kubelet's exec prober); empty for other probes."""
+        return str(getattr(c.run, "probe_output", "") or "")
+
+    @staticmethod
+    def post_start_failed(c: Container) -> bool:
+        """True once, when the container's ``postStart`` exec hook has ended with a non-zero status
+        (the kubelet then reports ``FailedPostStartHook`` and kills the container). A hook still
+        running, a successful one, or none: False."""
+        result = getattr(c.run, "post_start_result", None)
+        if result is None or c.post_start_reported:
+            return False
+        c.post_start_reported = True
+        return result[0] != 0
 
     def signal_term(self, c: Container, now: float) -> None:
         """SIGTERM: the container exits now, later (see :meth:`next_event_time`), or never."""
