@@ -12,6 +12,7 @@ from k8semu.cli.main import main
 from k8semu.sim.cluster import Cluster
 
 WEB = str(Path(__file__).resolve().parents[1] / "manifests" / "web.yaml")
+FAILURES = str(Path(__file__).resolve().parents[1] / "manifests" / "failures.yaml")
 
 
 class Kubectl:
@@ -66,4 +67,22 @@ def k(base, tmp_path, capsys):
     """A :class:`Kubectl` on a fresh copy of the prepared lab cluster."""
     path = tmp_path / "cluster.log"
     shutil.copy(base, path)
+    return Kubectl(path, capsys)
+
+
+@pytest.fixture(scope="session")
+def failures_cluster(tmp_path_factory):
+    """A 3-node cluster with manifests/failures.yaml applied and 90 s of virtual time run (once per session)."""
+    path = tmp_path_factory.mktemp("failures") / "cluster.log"
+    with contextlib.redirect_stdout(None):
+        assert main(["--cluster", str(path), "cluster", "create", "--nodes", "3", "--bare"]) == 0
+        assert main(["--cluster", str(path), "apply", "-f", FAILURES, "--for", "90s", "-q"]) == 0
+    return path
+
+
+@pytest.fixture
+def kf(failures_cluster, tmp_path, capsys):
+    """A :class:`Kubectl` on a fresh copy of the failures cluster."""
+    path = tmp_path / "cluster.log"
+    shutil.copy(failures_cluster, path)
     return Kubectl(path, capsys)

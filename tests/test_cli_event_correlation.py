@@ -8,35 +8,10 @@ first emission the recorder finds the Event its earlier life wrote and patches i
 
 from __future__ import annotations
 
-import contextlib
 import re
-import shutil
-from pathlib import Path
 
-import pytest
-from conftest import Kubectl
 
-from k8semu.cli.main import main
-
-FAILURES = str(Path(__file__).resolve().parents[1] / "manifests" / "failures.yaml")
 ROW = re.compile(r"  (Normal|Warning)\s+(\w+)\s+(\S+(?: \(x(\d+) over \S+\))?)\s+(\S+)\s+(.*)")
-
-
-@pytest.fixture(scope="module")
-def crashing(tmp_path_factory):
-    """A 3-node cluster with manifests/failures.yaml applied and 90 s of virtual time run."""
-    path = tmp_path_factory.mktemp("crashing") / "cluster.log"
-    with contextlib.redirect_stdout(None):
-        assert main(["--cluster", str(path), "cluster", "create", "--nodes", "3", "--bare"]) == 0
-        assert main(["--cluster", str(path), "apply", "-f", FAILURES, "--for", "90s", "-q"]) == 0
-    return path
-
-
-@pytest.fixture
-def kc(crashing, tmp_path, capsys):
-    path = tmp_path / "cluster.log"
-    shutil.copy(crashing, path)
-    return Kubectl(path, capsys)
 
 
 def _event_rows(k, *target):
@@ -48,11 +23,11 @@ def _event_rows(k, *target):
     return [(m[1], m[2], int(m[4] or 1), m[6]) for m in parsed]
 
 
-def test_a_crash_loops_events_stay_one_row_each_across_commands(kc):
-    before = {(t, r, msg): n for t, r, n, msg in _event_rows(kc, "pod", "crasher")}
+def test_a_crash_loops_events_stay_one_row_each_across_commands(kf):
+    before = {(t, r, msg): n for t, r, n, msg in _event_rows(kf, "pod", "crasher")}
     for _ in range(3):
-        assert kc("advance", "2m")[0] == 0
-    rows = _event_rows(kc, "pod", "crasher")
+        assert kf("advance", "2m")[0] == 0
+    rows = _event_rows(kf, "pod", "crasher")
     keys = [(t, r, msg) for t, r, _, msg in rows]
     assert len(keys) == len(set(keys)), rows  # before: BackOff 6m49s (x4 …), BackOff 5m27s (x2 …), BackOff 5m23s…
     after = {(t, r, msg): n for t, r, n, msg in rows}
@@ -62,23 +37,23 @@ def test_a_crash_loops_events_stay_one_row_each_across_commands(kc):
     created = ("Normal", "Created", "Created container: app")
     assert after[created] > before[created]
     # the same Event objects: one per key, named for its first occurrence
-    events = [e for e in kc.objects("events") if e["involvedObject"]["name"] == "crasher"]
+    events = [e for e in kf.objects("events") if e["involvedObject"]["name"] == "crasher"]
     assert sorted(e["count"] for e in events if e["reason"] == "BackOff") == [after[backoff]]
     # a controller's too: the scheduler's retries of a pod that fits nowhere
-    failed = [row for row in _event_rows(kc, "pod", "too-big") if row[1] == "FailedScheduling"]
+    failed = [row for row in _event_rows(kf, "pod", "too-big") if row[1] == "FailedScheduling"]
     assert len(failed) == 1 and failed[0][2] > 3, failed
-    rc, out, _ = kc("replay", str(kc.path))
+    rc, out, _ = kf("replay", str(kf.path))
     assert rc == 0 and out[0].startswith("identical (")
 
 
-def test_a_repeat_after_the_aggregation_window_is_a_new_event(kc):
+def test_a_repeat_after_the_aggregation_window_is_a_new_event(kf):
     """Past 10 minutes since the last one, a repeat starts a new Event, in one command or across two."""
-    assert kc("node", "stop", "node-1")[0] == 0
-    assert kc("advance", "1m")[0] == 0
-    assert kc("node", "start", "node-1")[0] == 0
-    assert kc("advance", "11m")[0] == 0
-    assert kc("node", "stop", "node-1")[0] == 0
-    assert kc("advance", "1m")[0] == 0
-    rows = _event_rows(kc, "node", "node-1")
+    assert kf("node", "stop", "node-1")[0] == 0
+    assert kf("advance", "1m")[0] == 0
+    assert kf("node", "start", "node-1")[0] == 0
+    assert kf("advance", "11m")[0] == 0
+    assert kf("node", "stop", "node-1")[0] == 0
+    assert kf("advance", "1m")[0] == 0
+    rows = _event_rows(kf, "node", "node-1")
     not_ready = [r for r in rows if r[1] == "NodeNotReady"]
     assert len(not_ready) == 2 and all(n == 1 for _, _, n, _ in not_ready), rows

@@ -7,35 +7,6 @@ ran is "waiting to start"; a pod not bound to a node has an empty log.
 
 from __future__ import annotations
 
-import contextlib
-import shutil
-from pathlib import Path
-
-import pytest
-from conftest import Kubectl
-
-from k8semu.cli.main import main
-
-FAILURES = str(Path(__file__).resolve().parents[1] / "manifests" / "failures.yaml")
-
-
-@pytest.fixture(scope="module")
-def failures(tmp_path_factory):
-    """A 3-node cluster with manifests/failures.yaml applied and 90 s of virtual time run."""
-    path = tmp_path_factory.mktemp("failures") / "cluster.log"
-    with contextlib.redirect_stdout(None):
-        assert main(["--cluster", str(path), "cluster", "create", "--nodes", "3", "--bare"]) == 0
-        assert main(["--cluster", str(path), "apply", "-f", FAILURES, "--for", "90s", "-q"]) == 0
-    return path
-
-
-@pytest.fixture
-def kf(failures, tmp_path, capsys):
-    """A :class:`Kubectl` on a fresh copy of that cluster."""
-    path = tmp_path / "cluster.log"
-    shutil.copy(failures, path)
-    return Kubectl(path, capsys)
-
 
 def test_logs_of_a_crash_looping_container_are_its_last_run(kf):
     rc, out, _ = kf("get", "pod", "crasher")
