@@ -31,6 +31,7 @@ __all__ = ["EventRecorder", "NORMAL", "WARNING"]
 NORMAL = "Normal"
 WARNING = "Warning"
 _AGGREGATE_WINDOW = 600.0  # seconds, upstream's default maxIntervalInSeconds
+_NOTHING: dict = {}  # shared "no earlier Events" (read-only)
 #: the involved object's fields in upstream's event key (``getEventKey``)
 _KEY_FIELDS = ("kind", "namespace", "name", "uid", "apiVersion", "fieldPath")
 
@@ -57,6 +58,8 @@ class EventRecorder:
         self.component = component
         self.host = host
         self._seen: dict[tuple, tuple[str, str, int, float]] = {}
+        # (namespace, object name) -> what an earlier life of this component wrote (see _existing)
+        self._earlier: dict[tuple[str, str], dict[tuple, tuple[str, str, int, float]]] = {}
         # names this recorder took at the current instant: (namespace, object name) -> next nanos
         self._taken_at: int | None = None
         self._taken: dict[tuple[str, str], int] = {}
@@ -132,26 +135,37 @@ class EventRecorder:
         The key is upstream's ``getEventKey``: source (component, host), the involved
         object (kind, namespace, name, uid, apiVersion, fieldPath), type, reason and
         message; of several such Events seen within the aggregation window, the one seen
-        last. Events are named ``<object name>.<hex>``, so the candidates are one key
-        range of the store (read directly: it stands in for the component's memory, not
-        for a request it would send), a handful of Events whatever the cluster's size.
+        last. Events are named ``<object name>.<hex>``, so an object's are one key range
+        of the store (read directly: it stands in for the component's memory, not for a
+        request it would send), read once per object and recorder: a DaemonSet that
+        created 1,000 pods has 1,000 Events, each with its own message.
         """
-        want = _event_key(ref, type_, reason, message)
+        index = self._earlier.get((ns, ref["name"]))
+        if index is None:
+            index = self._earlier[(ns, ref["name"])] = self._read_earlier(ns, ref["name"]) or _NOTHING
+        return index.get(_event_key(ref, type_, reason, message))
+
+    def _read_earlier(self, ns: str, name: str) -> dict[tuple, tuple[str, str, int, float]]:
+        """This source's Events about objects named ``name`` in ``ns`` seen within the
+        aggregation window, by event key (the latest of each)."""
         floor = self.api.now - _AGGREGATE_WINDOW
-        best = None
-        for rec in self.api.log.range(f"/registry/events/{ns}/{ref['name']}."):
+        out: dict[tuple, tuple[str, str, int, float]] = {}
+        for rec in self.api.log.range(f"/registry/events/{ns}/{name}."):
             ev = rec.object
             source = ev.get("source") or {}
             if (source.get("component") or "") != self.component or (source.get("host") or "") != (self.host or ""):
                 continue
             stamp = ev.get("lastTimestamp") or ev.get("firstTimestamp")
-            if not stamp or _event_key(ev.get("involvedObject") or {}, ev.get("type"), ev.get("reason"),
-                                       ev.get("message")) != want:
+            if not stamp:
                 continue
             last = parse_time(self.api.epoch, stamp)
-            if last >= floor and (best is None or last >= best[3]):
-                best = (ev["metadata"]["name"], ns, int(ev.get("count") or 1), last)
-        return best
+            if last < floor:
+                continue
+            key = _event_key(ev.get("involvedObject") or {}, ev.get("type"), ev.get("reason"), ev.get("message"))
+            seen = out.get(key)
+            if seen is None or last >= seen[3]:
+                out[key] = (ev["metadata"]["name"], ns, int(ev.get("count") or 1), last)
+        return out
 
     def _free_nanos(self, ns: str, name: str, nanos: int) -> int:
         """The first ``n >= nanos`` such that no Event ``<name>.<hex n>`` exists in ``ns``
