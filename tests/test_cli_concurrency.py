@@ -34,7 +34,7 @@ from k8semu.cli import session
 from k8semu.cli.durations import parse_duration
 from k8semu.cli.main import main
 from k8semu.store import EventLog
-from k8semu.timeline import open_log, replay, sessions_of
+from k8semu.timeline import ReplayError, open_log, replay, sessions_of
 
 ROOT = Path(__file__).resolve().parents[1]
 WEB = str(ROOT / "manifests" / "web.yaml")
@@ -350,3 +350,36 @@ def test_serve_waits_for_a_writer_and_a_second_serve_fails(cluster, monkeypatch)
                        f"its kubeconfig (the kubeconfig it wrote), or stop the server first\n")
     finally:
         held.release()
+
+
+def test_a_signal_during_a_long_virtual_instant_stops_it_within_the_grace(cluster):
+    """3,000 replicas are all created at one virtual instant, which takes longer than the
+    grace a signal gives it: the session stops in the middle, says so, and replay verifies
+    the log up to that command instead of repeating a wall-clock-dependent stop."""
+    (cluster.parent / "big.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: big}\nspec:\n  replicas: 3000\n"
+        "  selector: {matchLabels: {app: big}}\n  template:\n    metadata: {labels: {app: big}}\n"
+        "    spec: {containers: [{name: c, image: registry.k8s.io/pause:3.10}]}\n")
+    offset = cluster.stat().st_size
+    p = k8semu(cluster, "apply", "-f", "big.yaml")
+    try:
+        wait_until(lambda: p.poll() is not None or b'"/registry/pods/default/big-' in cluster.read_bytes()[offset:],
+                   "the pods to be created")
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=DEADLINE)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 143, err
+    lines = err.splitlines()
+    assert lines[0].startswith("k8semu: virtual instant ") and "stopping in the middle of it" in lines[0]
+    assert INTERRUPTED.match(lines[-1]) and len(lines) == 2
+    end = end_mark(cluster)
+    assert end["interrupted"] is True and end["mid_instant"] is True and end["signal"] == "SIGTERM"
+    log = open_log(cluster)
+    assert log.torn_line is None and log.revision == end["rev"]
+    start = sessions_of(log)[-1].start_rev
+    with pytest.raises(ReplayError, match=f"revision {start}: a session stopped by a signal in the middle"):
+        replay(log)
+    assert replay(log, until=start).identical

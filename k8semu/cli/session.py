@@ -245,6 +245,7 @@ def run_session(
     stopper = _StopOnSignal(cluster.clock)
 
     async def main(rt: Runtime) -> tuple[T | None, bool, bool]:
+        stopper.token = trio.lowlevel.current_trio_token()
         with trio.CancelScope() as scope:
             stopper.scope = scope
             result = await body(rt)
@@ -271,6 +272,8 @@ def run_session(
                                "settled": ok}
         if stopper.stopped:
             end.update(settled=False, interrupted=True, signal=signal.Signals(stopper.signum).name)
+            if stopper.mid_instant:
+                end["mid_instant"] = True
         log.mark(end)
     finally:
         stopper.uninstall()
@@ -311,6 +314,10 @@ class SessionInterrupted(KeyboardInterrupt):
         return f"k8semu: interrupted at {go_duration(self.time)} (revision {self.revision})"
 
 
+#: wall seconds a signal waits for the virtual instant being run to end (see :class:`_StopOnSignal`)
+STOP_GRACE = 3.0
+
+
 class _StopOnSignal:
     """Stops a session cleanly on SIGINT/SIGTERM, at the end of the virtual instant being run.
 
@@ -327,13 +334,22 @@ class _StopOnSignal:
     a run that ends at virtual time ``e`` — which ``k8semu replay`` does for a
     session with that end mark — reaches too. A second signal ends the process
     at once (the signal's default action).
+
+    An instant can take long (a Deployment of 100,000 replicas creates them all
+    at one virtual instant): if it has not ended :data:`STOP_GRACE` wall seconds
+    after the signal, the session stops where it is, saying so on stderr (``mid_instant`` in the end mark, the revision it
+    reached): every record written stays, and ``k8semu replay`` verifies the
+    log up to that session, which it cannot repeat (where the run stopped
+    depended on the wall clock).
     """
 
     def __init__(self, clock: Any) -> None:
         self.clock = clock
         self.signum: int | None = None
         self.scope: Any = None
+        self.token: Any = None  # the run's TrioToken (re-enters the run loop from the grace alarm)
         self.stopped = False
+        self.mid_instant = False
         self._old: dict[int, Any] = {}
 
     def install(self) -> None:
@@ -352,6 +368,8 @@ class _StopOnSignal:
         """Give the signals and the clock back as they were."""
         if not self._old:
             return
+        if signal.SIGALRM in self._old:  # the grace alarm was armed
+            signal.setitimer(signal.ITIMER_REAL, 0)
         for signum, handler in self._old.items():
             signal.signal(signum, handler)
         self._old = {}
@@ -364,6 +382,25 @@ class _StopOnSignal:
             os.kill(os.getpid(), signum)
             return
         self.signum = signum
+        self._old[signal.SIGALRM] = signal.signal(signal.SIGALRM, self._on_grace_over)
+        signal.setitimer(signal.ITIMER_REAL, STOP_GRACE)
+
+    def _on_grace_over(self, signum: int, frame: Any) -> None:
+        if not self.stopped and self.token is not None:
+            try:
+                self.token.run_sync_soon(self._stop_now)  # signal-safe: runs in the Trio loop
+            except RuntimeError:  # the run has ended
+                pass
+
+    def _stop_now(self) -> None:
+        if not self.stopped and self.scope is not None:
+            from .durations import go_duration
+
+            self.stopped = self.mid_instant = True
+            self.scope.cancel()
+            print(f"k8semu: virtual instant {go_duration(self.clock.now())} still running {STOP_GRACE:g}s after "
+                  f"the signal: stopping in the middle of it (replay verifies the log up to this command)",
+                  file=sys.stderr)
 
     def _start_clock(self) -> None:
         # trio.run has just pointed the signal wake-up descriptor at its own socket; a

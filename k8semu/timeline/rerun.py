@@ -517,6 +517,12 @@ def replay(log: EventLog, *, until: int | None = None, skip: frozenset[int] = fr
     if served is not None:
         raise ReplayError(f"revision {served.start_rev}: a session run by k8semu serve ran in real time and "
                           f"cannot be re-executed; replay until {served.start_rev} verifies what came before")
+    cut = next((s for s in sessions if s.end is not None and s.end.get("mid_instant") and s.start_rev < limit),
+               None)
+    if cut is not None:
+        raise ReplayError(f"revision {cut.start_rev}: a session stopped by a signal in the middle of a virtual "
+                          f"instant (where it stopped depended on the wall clock) cannot be re-executed; "
+                          f"replay until {cut.start_rev} verifies what came before")
     for w in (w for s in sessions for w in s.waits):
         if w.get("op") not in _WAITS:
             raise ReplayError(f"revision {w['rev']}: a command's wait of an unknown kind {w.get('op')!r} "
