@@ -184,3 +184,15 @@ def test_trace_names_what_made_the_replicaset_create_the_pod(capsys, tmp_path):
     assert step1.detail.startswith(f"pod/{pods[0]} deleted by user:kubernetes-admin; replicaset.apps/web-")
     steps = trace_pod(log, "default", replacement.key.rsplit("/", 1)[1])
     assert steps[3].revision <= min(s.revision for s in steps[4:10])  # the kubelet's first write comes first
+
+
+def test_bisect_says_when_the_condition_already_holds_at_from(capsys, lab):
+    log = open_log(lab)
+    scale = [r for r in _user_writes(log) if r.key.endswith("deployments.apps/default/web")][1]
+    after = scale.revision + 1
+    code, out, err = k(capsys, lab, "bisect", str(lab), "--from", str(after), "--until", "deploy/web .spec.replicas>=3")
+    assert code == 1 and out == ""
+    assert err.strip().startswith(f'error: "deploy/web .spec.replicas>=3" already holds at --from (revision {after}, t=')
+    code, out, _ = k(capsys, lab, "bisect", str(lab), "--from", str(scale.revision - 1),
+                     "--until", "deploy/web .spec.replicas>=3")
+    assert code == 0 and f"first holds at revision {scale.revision} " in out

@@ -39,6 +39,10 @@ def run(args: argparse.Namespace) -> int:
     if res.revision is None:
         return die(f'"{args.condition}" does not hold at revision {hi if hi is not None else log.revision} '
                    f"({res.checks} checks)")
+    if lo is not None and res.revision == lo and not args.linear:
+        t = go_duration(log.record(lo).time if lo else 0.0)
+        return die(f'"{args.condition}" already holds at --from (revision {lo}, t={t}): it became true at or '
+                   f"before then; bisect from an earlier point")
     rec = log.record(res.revision) if res.revision else None
     print(f'"{args.condition}" first holds at revision {res.revision} '
           f"(t={go_duration(rec.time if rec else 0.0)}; {res.checks} checks)")
