@@ -1,6 +1,7 @@
 """What a user sees of emulated containers: the images' start-up logs (``k8semu logs``), the
 output of exec probes in ``Unhealthy`` events, ``postStart`` hooks writing into the container,
-the images' file systems (``k8semu exec … ls``) and the image sizes of ``Pulled`` events."""
+the images' file systems (``k8semu exec … ls``), the image sizes of ``Pulled`` events, and the
+processes' environment (``exec … env``: the image's ``Env``, ``HOME``) and ``ps``."""
 
 from __future__ import annotations
 
@@ -43,6 +44,13 @@ apiVersion: v1
 kind: Pod
 metadata: {name: box}
 spec:
+  containers: [{name: main, image: "busybox:1.37", command: [sleep, "3600"]}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: nobody}
+spec:
+  securityContext: {runAsUser: 65534}
   containers: [{name: main, image: "busybox:1.37", command: [sleep, "3600"]}]
 ---
 apiVersion: v1
@@ -358,3 +366,115 @@ def test_image_sizes_are_realistic_and_deterministic():
     assert all(8_000_000 <= s <= 160_000_000 for s in unknown)
     assert all(3_000_000 <= size(f"app{i}:1.0-alpine") <= 30_000_000 for i in range(50))
     assert size("registry.example.org/team/app7:1.0") == unknown[7]
+
+
+# --------------------------------------------------------------------------- 6. environment and processes
+
+KUBERNETES_VARS = ["KUBERNETES_SERVICE_HOST=10.96.0.1", "KUBERNETES_SERVICE_PORT=443",
+                   "KUBERNETES_SERVICE_PORT_HTTPS=443", "KUBERNETES_PORT=tcp://10.96.0.1:443",
+                   "KUBERNETES_PORT_443_TCP=tcp://10.96.0.1:443", "KUBERNETES_PORT_443_TCP_PROTO=tcp",
+                   "KUBERNETES_PORT_443_TCP_PORT=443", "KUBERNETES_PORT_443_TCP_ADDR=10.96.0.1"]
+
+
+def _exec(run, argv, env=None) -> tuple[int, str]:
+    out: list[str] = []
+    gen = behaviour.exec_command(run, list(argv), out.append, out.append, env=env)
+    try:
+        while True:
+            next(gen)
+    except StopIteration as stop:
+        return int(stop.value or 0), "".join(out)
+
+
+def test_exec_env_shows_the_images_env_then_the_kubelets_variables_then_home(k):
+    # containerd: its default PATH (replaced by the image's), HOSTNAME, the image config's Env, the
+    # container's variables; runc appends HOME (root's home in the image's /etc/passwd)
+    assert k("exec", "web", "--", "env") == (0, [
+        "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOSTNAME=web",
+        "NGINX_VERSION=1.30.0", "PKG_RELEASE=1", "DYNPKG_RELEASE=1", "NJS_VERSION=0.9.6", "NJS_RELEASE=1",
+        "ACME_VERSION=0.3.1", *KUBERNETES_VARS, "HOME=/root"], [])
+    assert k("exec", "cache", "--", "env")[1][:3] == [
+        "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOSTNAME=cache", "REDIS_VERSION=7.2.11"]
+    assert k("exec", "box", "--", "printenv", "PATH", "HOME") == (
+        0, ["/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "/root"], [])
+    assert k("exec", "nobody", "--", "sh", "-c", 'echo "$HOME"; cd; pwd') == (0, ["/home", "/home"], [])
+
+
+def test_the_containers_variables_win_over_the_images_and_only_they_expand_in_args():
+    container = {"name": "web", "image": "nginx:1.27", "tty": True,
+                 "command": ["echo", "$(NGINX_VERSION)", "$(NJS_VERSION)", "$(HOME)"],
+                 "env": [{"name": "NGINX_VERSION", "value": "mine"}, {"name": "PATH", "value": "/opt/bin:/usr/bin"}]}
+    run = build_program(container).start(0.0)
+    assert [e.text for e in run.advance(1.0) if isinstance(e, LogLine)] == ["mine $(NJS_VERSION) $(HOME)"]
+    status, out = _exec(run, ["env"], env={"TERM": "xterm"})
+    # PATH keeps its place with the container's value; a variable the container sets moves to its own
+    # place; tty: true puts TERM after PATH; the exec's TERM replaces it there and HOME comes last
+    assert (status, out.splitlines()) == (0, [
+        "PATH=/opt/bin:/usr/bin", "TERM=xterm", "NJS_VERSION=0.8.10", "NJS_RELEASE=1~bookworm",
+        "PKG_RELEASE=1~bookworm", "DYNPKG_RELEASE=1~bookworm", "NGINX_VERSION=mine", "HOME=/root"])
+    assert _exec(build_program({"name": "m", "image": "mongo:8.2", "command": ["sleep", "9"]}).start(0.0),
+                 ["printenv", "HOME", "MONGO_VERSION"]) == (0, "/data/db\n8.2.11\n")  # the image sets HOME
+
+
+def test_well_known_images_env_and_homes():
+    env = behaviour.image_env
+    assert dict(env("nginx:1.14.2")) == {"PATH": behaviour.DEFAULT_PATH, "NGINX_VERSION": "1.14.2-1~stretch",
+                                         "NJS_VERSION": "1.14.2.0.2.6-1~stretch"}
+    assert list(env("nginx:1.25")) == ["PATH", "NGINX_VERSION", "NJS_VERSION", "NJS_RELEASE", "PKG_RELEASE"]
+    assert env("nginx:1.21.6")["PKG_RELEASE"] == "1~bullseye" and env("nginx")["PKG_RELEASE"] == "1~trixie"
+    assert dict(env("httpd:2.4")) == {
+        "PATH": "/usr/local/apache2/bin:" + behaviour.DEFAULT_PATH, "HTTPD_PREFIX": "/usr/local/apache2",
+        "HTTPD_VERSION": "2.4.65",
+        "HTTPD_SHA256": "58b8be97d9940ec17f7656c0c6b9f41b618aac468b894b534148e3296c53b8b3", "HTTPD_PATCHES": ""}
+    assert list(env("python:3.12-slim")) == ["PATH", "LANG", "GPG_KEY", "PYTHON_VERSION", "PYTHON_SHA256"]
+    assert env("python:3.13")["PYTHON_VERSION"] == "3.13.15" and "LANG" not in env("python:3.13")
+    assert env("python")["PATH"] == "/usr/local/bin:" + behaviour.DEFAULT_PATH and "GPG_KEY" not in env("python")
+    assert env("postgres:17")["PATH"].endswith(":/usr/lib/postgresql/17/bin")
+    assert env("postgres")["PGDATA"] == "/var/lib/postgresql/18/docker"
+    assert dict(env("alpine:3.22")) == dict(env("debian:12")) == dict(env("registry.example.org/app:1")) == {
+        "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+    home = behaviour.runtime_home
+    assert (home("busybox"), home("busybox", 65534), home("alpine", 65534), home("debian", 65534)) == (
+        "/root", "/home", "/", "/nonexistent")
+    assert (home("nginx:1.30-alpine", 101), home("nginx", 101), home("busybox", 1000), home("pause")) == (
+        "/var/cache/nginx", "/nonexistent", "/", "/")
+
+
+def test_containers_of_an_image_share_its_env():
+    a = build_program({"name": "a", "image": "nginx:1.30-alpine"}).env
+    b = build_program({"name": "b", "image": "nginx:1.30-alpine", "env": [{"name": "X", "value": "1"}]}).env
+    assert a.image is b.image  # one read-only mapping per image, not a copy per container
+    assert a["NGINX_VERSION"] == b["NGINX_VERSION"] == "1.30.0" and b["X"] == "1" and "X" not in a
+
+
+def test_busybox_ps_lists_pid_1_and_itself(k):
+    assert k("exec", "box", "--", "ps") == (0, [
+        "PID   USER     TIME  COMMAND", "    1 root      0:00 sleep 3600", "    7 root      0:00 ps"], [])
+    assert k("exec", "web", "--", "ps", "aux") == (0, [
+        "PID   USER     TIME  COMMAND", "    1 root      0:00 nginx: master process nginx -g daemon off;",
+        "   30 nginx     0:00 nginx: worker process", "   31 nginx     0:00 nginx: worker process",
+        "   32 root      0:00 ps aux"], [])
+    assert k("exec", "nobody", "--", "ps")[1][1:] == ["    1 nobody    0:00 sleep 3600", "    7 nobody    0:00 ps"]
+    redis = build_program({"name": "r", "image": "redis:7.2-alpine"}).start(0.0)
+    redis.advance(1.0)
+    assert _exec(redis, ["ps"])[1].splitlines()[1:] == ["    1 redis     0:00 redis-server *:6379",
+                                                        "    7 root      0:00 ps"]
+    # kubectl exec -it … -- sh, then ps: the session's shell is a process too
+    out: list[str] = []
+    shell = behaviour.ShellSession(build_program({"name": "s", "image": "alpine:3.22"}).start(0.0), "sh",
+                                   out.append, out.append)
+    with contextlib.suppress(StopIteration):
+        gen = shell.run_text("ps\n")
+        while True:
+            next(gen)
+    assert "".join(out).splitlines() == ["PID   USER     TIME  COMMAND", "    1 root      0:00 /bin/sh",
+                                         "    7 root      0:00 sh", "    8 root      0:00 ps"]
+
+
+def test_ps_is_missing_from_debian_based_images(k):
+    rc, out, err = k("exec", "cache", "--", "ps")
+    assert rc != 0 and out == [] and err[-1].endswith('exec: "ps": executable file not found in $PATH')
+    run = build_program({"name": "c", "image": "nginx:1.29", "command": ["sleep", "99"]}).start(0.0)
+    assert _exec(run, ["sh", "-c", "ps; echo $?"]) == (0, "sh: ps: not found\n127\n")
+    with pytest.raises(behaviour.ExecNotFound, match=r'exec: "/bin/ps": stat /bin/ps: no such file'):
+        behaviour.exec_command(run, ["/bin/ps"], print, print)

@@ -24,7 +24,8 @@ Design
 2. **Interpreting the command line.** ``argv[0]``'s base name selects a
    program: a POSIX-ish shell (``sh``/``bash``/``ash``/``dash`` ``-c``), a core
    utility (``sleep``, ``echo``, ``printf``, ``date``, ``cat``, ``tail``,
-   ``touch``, ``rm``, ``test``, ``env``, ``seq`` ...), or a known program
+   ``touch``, ``rm``, ``test``, ``env``, ``seq``, busybox's ``ps`` where the
+   image has busybox ...), or a known program
    (``nginx -T``, ``stress``, ``agnhost liveness``, ``perl -Mbignum=bpi``,
    ``python -c`` one-liners in a tiny safe subset, the database servers'
    password checks ...). Anything else is an *unknown program*: it runs until
@@ -81,6 +82,14 @@ Design
    its start, next to the main program (:attr:`Run.post_start_result`), so a
    replay of the container (``logs``, ``exec``) sees what the hook wrote.
 
+9. **The process environment** (:func:`process_env`, :class:`ResolvedEnv`): the
+   kubelet's variables over the image config's ``Env`` (:func:`image_env`:
+   ``PATH`` for every image, the official images' ``NGINX_VERSION``,
+   ``REDIS_VERSION``, ``PYTHON_VERSION`` ...), in the order containerd and runc
+   give them (``PATH``, ``HOSTNAME``, the image's, the container's, runc's
+   ``HOME`` for the process's user: :func:`runtime_home`). The image's mapping
+   is one per image, shared by its containers.
+
 Units: seconds (virtual), millicores, bytes.
 """
 
@@ -129,6 +138,10 @@ __all__ = [
     "ShellSession",
     "build_program",
     "container_env",
+    "DEFAULT_PATH",
+    "image_env",
+    "process_env",
+    "runtime_home",
     "exec_command",
     "expand_kube_vars",
     "http_answer",
@@ -266,55 +279,154 @@ def expand_kube_vars(text: str, env: Mapping[str, str]) -> str:
 
 
 class ResolvedEnv(Mapping[str, str]):
-    """The kubelet's complete, resolved environment of a container (see
-    :mod:`k8semu.node.envvars`), read-only: :func:`container_env` takes it as it
-    is, so a variable the kubelet left out (an ``optional`` key that does not
-    exist) is not set at all, as in a real container.
+    """A container process's complete environment, read-only: the kubelet's variables (see
+    :mod:`k8semu.node.envvars`) merged with what the runtime adds, as containerd and runc do.
+    :func:`container_env` takes it as it is, so a variable the kubelet left out (an ``optional``
+    key that does not exist) is not set at all, as in a real container.
 
-    ``own`` holds the container's own variables in order; ``shared`` (the
-    namespace's service-link variables, one dict for every container that sees
-    the same Services) follows, minus what ``own`` overrides. Nothing is copied
-    per container: with 300 Services that is ~2,400 variables, which as a dict
-    per container cost ~150 KB each.
+    Layers, nothing copied per container:
 
-    ``runtime`` names the variables the container runtime adds (``HOSTNAME``):
-    the process sees them, but the kubelet's ``$(VAR)`` expansion of
-    ``command``/``args`` does not know them.
+    * ``own``: the container's own variables in order (``HOSTNAME`` first when the kubelet's
+      runtime view made it, :func:`k8semu.node.inputs.container_environment`);
+    * ``shared``: the namespace's service-link variables (one dict for every container that
+      sees the same Services), minus what ``own`` overrides. With 300 Services that is ~2,400
+      variables, which as a dict per container cost ~150 KB each;
+    * ``image``: the image config's ``Env`` (:func:`image_env`, one read-only mapping per image,
+      ``PATH`` first); the container's variables win;
+    * ``tty``: the container has a terminal (``tty: true``): containerd adds ``TERM=xterm``;
+    * ``home``: the ``HOME`` runc sets when nothing else did (:func:`runtime_home`);
+    * ``uid``: the user the process runs as when the pod or container sets ``runAsUser``.
+
+    Order (what ``env`` prints): containerd starts from its default ``PATH``, adds ``TERM``
+    (tty) and ``HOSTNAME``, then the image's ``Env`` and the container's variables, each
+    replacing a variable of the first three in place and else appended; runc keeps the last
+    of duplicates and appends ``HOME``. So: ``PATH``, ``TERM``, ``HOSTNAME``, the image's other
+    variables the container does not set, ``own``, ``shared``, ``HOME``.
+
+    ``runtime`` names the variables the container runtime adds (``HOSTNAME``): the process
+    sees them, but the kubelet's ``$(VAR)`` expansion of ``command``/``args`` does not know
+    them (:meth:`kubelet_vars`, which leaves out the image's and runc's variables too).
     """
 
-    __slots__ = ("own", "shared", "runtime", "_len")
+    __slots__ = ("own", "shared", "runtime", "image", "tty", "home", "uid", "_len")
 
     def __init__(self, own: Mapping[str, str] | None = None, shared: Mapping[str, str] | None = None,
-                 runtime: frozenset[str] = frozenset()) -> None:
+                 runtime: frozenset[str] = frozenset(), *, image: Mapping[str, str] | None = None,
+                 tty: bool = False, home: str | None = None, uid: int | None = None) -> None:
         self.own: dict[str, str] = dict(own or {})
         self.shared: Mapping[str, str] = shared if shared is not None else {}
         self.runtime = runtime
+        self.image: Mapping[str, str] = image if image is not None else _NO_ENV
+        self.tty = tty
+        self.home = home
+        self.uid = uid
         self._len: int | None = None
+
+    def with_runtime(self, image: Mapping[str, str], *, tty: bool = False, home: str | None = None,
+                     uid: int | None = None) -> ResolvedEnv:
+        """This environment with the runtime's layers (``own`` and ``shared`` shared, not copied)."""
+        out = ResolvedEnv.__new__(ResolvedEnv)
+        out.own, out.shared, out.runtime = self.own, self.shared, self.runtime
+        out.image, out.tty, out.home, out.uid, out._len = image, tty, home, uid, None
+        return out
+
+    def _lead(self) -> tuple[str, ...]:
+        return ("PATH", "TERM", "HOSTNAME") if self.tty else ("PATH", "HOSTNAME")
 
     def __getitem__(self, name: str) -> str:
         own = self.own
         if name in own:
             return own[name]
-        return self.shared[name]
+        if name in self.shared:
+            return self.shared[name]
+        if name in self.image:
+            return self.image[name]
+        if name == "TERM" and self.tty:
+            return "xterm"
+        if name == "HOME" and self.home is not None:
+            return self.home
+        raise KeyError(name)
 
     def __contains__(self, name: object) -> bool:
+        return (name in self.own or name in self.shared or name in self.image
+                or (name == "TERM" and self.tty) or (name == "HOME" and self.home is not None))
+
+    def _set_by_container(self, name: str) -> bool:
         return name in self.own or name in self.shared
 
+    @property
+    def home_added(self) -> bool:
+        """Whether ``HOME`` is runc's (nothing else set it): it comes last, after an exec's own
+        variables (``TERM`` of ``kubectl exec -t``)."""
+        return self.home is not None and "HOME" not in self.image and not self._set_by_container("HOME")
+
     def __iter__(self) -> Iterator[str]:
-        own = self.own
-        yield from own
-        for k in self.shared:
-            if k not in own:
+        own, shared, image = self.own, self.shared, self.image
+        lead = self._lead()
+        for k in lead:
+            if k in self:
                 yield k
+        for k in image:
+            if k not in own and k not in shared and k not in lead:
+                yield k
+        for k in own:
+            if k not in lead:
+                yield k
+        for k in shared:
+            if k not in own and k not in lead:
+                yield k
+        if self.home_added:
+            yield "HOME"
 
     def __len__(self) -> int:
         if self._len is None:
-            own = self.own
-            self._len = len(own) + sum(1 for k in self.shared if k not in own)
+            self._len = sum(1 for _ in self)
         return self._len
+
+    def kubelet_vars(self) -> Mapping[str, str]:
+        """The variables the kubelet's ``$(VAR)`` expansion knows: ``own`` and ``shared`` without
+        the runtime's (a view, not a copy)."""
+        return _KubeletVars(self)
 
     def __repr__(self) -> str:
         return f"ResolvedEnv({dict(self)!r})"
+
+
+#: An empty, read-only environment (the image layer of a :class:`ResolvedEnv` without one).
+_NO_ENV: Mapping[str, str] = MappingProxyType({})
+
+
+class _KubeletVars(Mapping[str, str]):
+    """:meth:`ResolvedEnv.kubelet_vars`: ``own`` then ``shared``, minus the runtime's names."""
+
+    __slots__ = ("_env",)
+
+    def __init__(self, env: ResolvedEnv) -> None:
+        self._env = env
+
+    def __getitem__(self, name: str) -> str:
+        env = self._env
+        if name in env.runtime:
+            raise KeyError(name)
+        if name in env.own:
+            return env.own[name]
+        return env.shared[name]
+
+    def __contains__(self, name: object) -> bool:
+        env = self._env
+        return name not in env.runtime and (name in env.own or name in env.shared)
+
+    def __iter__(self) -> Iterator[str]:
+        env = self._env
+        for k in env.own:
+            if k not in env.runtime:
+                yield k
+        for k in env.shared:
+            if k not in env.own and k not in env.runtime:
+                yield k
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 def container_env(container: Mapping[str, Any], env: Mapping[str, str] | None = None) -> Mapping[str, str]:
@@ -337,6 +449,32 @@ def container_env(container: Mapping[str, Any], env: Mapping[str, str] | None = 
     if env:
         out.update(env)
     return out
+
+
+def _run_as_user(spec: Mapping[str, Any] | None) -> int | None:
+    value = ((spec or {}).get("securityContext") or {}).get("runAsUser")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def process_env(container: Mapping[str, Any], env: Mapping[str, str] | None = None, *,
+                pod: Mapping[str, Any] | None = None) -> ResolvedEnv:
+    """The environment of the container's processes: :func:`container_env` with what the runtime
+    adds (the image's ``Env``, ``TERM`` for ``tty: true``, runc's ``HOME``; see :class:`ResolvedEnv`).
+    The user is the container's ``runAsUser``, else the pod's (``pod``), else the image's. An
+    environment that has the runtime's layers already is returned as it is."""
+    base = container_env(container, env)
+    if isinstance(base, ResolvedEnv):
+        if base.home is not None:
+            return base
+        resolved = base
+    else:
+        resolved = ResolvedEnv(base)
+    image = str(container.get("image") or "")
+    uid = _run_as_user(container)
+    if uid is None:
+        uid = resolved.uid if resolved.uid is not None else _run_as_user((pod or {}).get("spec"))
+    return resolved.with_runtime(image_env(image), tty=bool(container.get("tty")), home=runtime_home(image, uid),
+                                 uid=uid)
 
 
 # --------------------------------------------------------------------------- images
@@ -660,6 +798,162 @@ def _image_size(info: ImageInfo) -> int:
     return size
 
 
+# ---- the image config's Env (what ``docker inspect`` shows under Config.Env)
+
+#: containerd's default ``PATH`` (``oci.WithDefaultPathEnv``): a container's ``PATH`` unless its
+#: image or spec sets another, and the ``PATH`` of an image this module does not know.
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+#: The nginx image's package variables by release line (the line's last release, as the tag
+#: ``nginx:1.27`` runs it): (NJS_VERSION, NJS_RELEASE, PKG_RELEASE, DYNPKG_RELEASE, ACME_VERSION);
+#: None: that image has no such variable. Lines not listed get ``NGINX_VERSION`` only.
+_NGINX_ENV = {
+    (1, 16): ("0.3.8", None, "1", None, None), (1, 18): ("0.4.4", None, "2", None, None),
+    (1, 19): ("0.5.3", None, "1", None, None), (1, 20): ("0.7.0", None, "1", None, None),
+    (1, 21): ("0.7.3", None, "1", None, None), (1, 22): ("0.7.7", None, "1", None, None),
+    (1, 23): ("0.7.11", None, "1", None, None), (1, 24): ("0.7.12", None, "1", None, None),
+    (1, 25): ("0.8.4", "3", "1", None, None), (1, 26): ("0.8.9", "1", "1", "2", None),
+    (1, 27): ("0.8.10", "1", "1", "1", None), (1, 28): ("0.8.10", "1", "1", "1", None),
+    (1, 29): ("0.9.6", "1", "1", "1", "0.3.1"), (1, 30): ("0.9.6", "1", "1", "1", "0.3.1"),
+}
+
+
+def _nginx_codename(line: tuple[int, ...]) -> str:
+    """The Debian release the nginx image of a release line is built on (its ``PKG_RELEASE`` suffix)."""
+    if line >= (1, 29):
+        return "trixie"
+    if line >= (1, 25):
+        return "bookworm"
+    if line >= (1, 20):
+        return "bullseye"
+    return "buster" if line >= (1, 16) else "stretch"
+
+
+def _nginx_env(version: str, alpine: bool) -> list[tuple[str, str]]:
+    """The nginx image's variables after ``PATH``, in the order of its Dockerfile (the Alpine image
+    is built on ``*-alpine-slim`` since 1.23, which sets the nginx package's variables first)."""
+    line = _version_key(version)[:2]
+    if line == (1, 14):
+        if alpine:
+            return [("NGINX_VERSION", version)]
+        return [("NGINX_VERSION", f"{version}-1~stretch"), ("NJS_VERSION", f"{version}.0.2.6-1~stretch")]
+    known = _NGINX_ENV.get(line)
+    if known is None:
+        return [("NGINX_VERSION", version)]
+    njs, njs_release, pkg, dynpkg, acme = known
+    suffix = "" if alpine else "~" + _nginx_codename(line)
+    base = [("PKG_RELEASE", pkg + suffix)] + ([("DYNPKG_RELEASE", dynpkg + suffix)] if dynpkg else [])
+    modules = [("NJS_VERSION", njs)] + ([("NJS_RELEASE", njs_release + suffix)] if njs_release else [])
+    modules += [("ACME_VERSION", acme)] if acme else []
+    if alpine and line >= (1, 23):
+        return [("NGINX_VERSION", version), *base, *modules]
+    return [("NGINX_VERSION", version), *modules, *base]
+
+
+_HTTPD_SHA256 = {"2.4.65": "58b8be97d9940ec17f7656c0c6b9f41b618aac468b894b534148e3296c53b8b3"}
+#: python's last releases the model knows, by minor version: (version, PYTHON_SHA256); plain ``python``
+#: is the newest.
+_PYTHON_RELEASES = {
+    (3, 12): ("3.12.13", "c08bc65a81971c1dd5783182826503369466c7e67374d1646519adf05207b684"),
+    (3, 13): ("3.13.15", "1e66a7945a48390ee4c2a4268a0e4185884059a13c4aab6d148aa208deea4a76"),
+    (3, 14): ("3.14.7", "3b48dac8fb59f62eaa67ac83c1eb12bda1b7a08406dd286e252c11a66be27f81"),
+}
+#: The release managers' keys the python images verify with (3.14 and later are signed with Sigstore).
+_PYTHON_GPG_KEYS = {(3, 8): "E3FF2839C048B25C084DEBE9B26995E310250568",
+                    (3, 9): "E3FF2839C048B25C084DEBE9B26995E310250568",
+                    (3, 10): "A035C8C19219BA821ECEA86B64E628F8D684696D",
+                    (3, 11): "A035C8C19219BA821ECEA86B64E628F8D684696D",
+                    (3, 12): "7169605F62C751356D054A26A821E680E5FA6305",
+                    (3, 13): "7169605F62C751356D054A26A821E680E5FA6305"}
+#: ``PG_VERSION`` of the postgres (Debian) images the model knows, by major; plain ``postgres`` is the newest.
+_POSTGRES_RELEASES = {17: "17.10-1.pgdg12+1", 18: "18.6-1.pgdg12+2"}
+_MONGO_DEFAULT = ("8.2", "8.2.11")
+_GOSU_VERSION = "1.19"
+
+
+def _python_env(tag: str) -> list[tuple[str, str]]:
+    v = _tag_version(tag) or ()
+    minor = v[:2] if len(v) >= 2 else max(_PYTHON_RELEASES)
+    release = _PYTHON_RELEASES.get(minor)
+    version = ".".join(map(str, v[:3])) if len(v) >= 3 else (release[0] if release else None)
+    out = [("PATH", "/usr/local/bin:" + DEFAULT_PATH)]
+    if minor < (3, 13):
+        out.append(("LANG", "C.UTF-8"))
+    if minor in _PYTHON_GPG_KEYS:
+        out.append(("GPG_KEY", _PYTHON_GPG_KEYS[minor]))
+    if version:
+        out.append(("PYTHON_VERSION", version))
+        if release and release[0] == version:
+            out.append(("PYTHON_SHA256", release[1]))
+    return out
+
+
+def _postgres_env(tag: str, alpine: bool) -> list[tuple[str, str]]:
+    v = _tag_version(tag) or ()
+    major = v[0] if v else max(_POSTGRES_RELEASES)
+    path = DEFAULT_PATH if alpine else f"{DEFAULT_PATH}:/usr/lib/postgresql/{major}/bin"
+    out = [("PATH", path)] + ([] if alpine else [("GOSU_VERSION", _GOSU_VERSION)])
+    out += [("LANG", "en_US.utf8"), ("PG_MAJOR", str(major))]
+    release = _POSTGRES_RELEASES.get(major)
+    if release and (len(v) < 2 or release.startswith(".".join(map(str, v[:2])) + "-")):
+        out.append(("PG_VERSION", release.split("-", 1)[0] if alpine else release))
+    out.append(("PGDATA", f"/var/lib/postgresql/{major}/docker" if major >= 18 else "/var/lib/postgresql/data"))
+    return out
+
+
+def _mongo_env(tag: str) -> list[tuple[str, str]]:
+    v = _tag_version(tag) or ()
+    major = ".".join(map(str, v[:2])) if len(v) >= 2 else (_MONGO_DEFAULT[0] if not v else None)
+    version = ".".join(map(str, v[:3])) if len(v) >= 3 else (_MONGO_DEFAULT[1] if major == _MONGO_DEFAULT[0]
+                                                             else None)
+    out = [("PATH", DEFAULT_PATH), ("GOSU_VERSION", _GOSU_VERSION), ("JSYAML_VERSION", "3.13.1"),
+           ("JSYAML_CHECKSUM", "662e32319bdd378e91f67578e56a34954b0a2e33aca11d70ab9f4826af24b941"),
+           ("MONGO_PACKAGE", "mongodb-org"), ("MONGO_REPO", "repo.mongodb.org")]
+    out += [("MONGO_MAJOR", major)] if major else []
+    out += [("MONGO_VERSION", version)] if version else []
+    out.append(("HOME", "/data/db"))
+    if major == _MONGO_DEFAULT[0]:
+        out.append(("GLIBC_TUNABLES", "glibc.pthread.rseq=0"))
+    return out
+
+
+@functools.lru_cache(maxsize=1024)
+def image_env(image: str) -> Mapping[str, str]:
+    """The ``Env`` of ``image``'s config, in order, ``PATH`` first (one shared read-only mapping per
+    image: containers share it, see :class:`ResolvedEnv`).
+
+    Every image has ``PATH`` (containerd's :data:`DEFAULT_PATH` when the image sets none). The
+    well-known images add theirs: nginx (``NGINX_VERSION``, ``NJS_VERSION``, ``PKG_RELEASE``, ...
+    per release line and variant), redis (``REDIS_VERSION``), httpd (``HTTPD_PREFIX``,
+    ``HTTPD_VERSION``, ...; ``PATH`` with ``/usr/local/apache2/bin``), python (``LANG`` before
+    3.13, ``GPG_KEY`` before 3.14, ``PYTHON_VERSION``, ``PYTHON_SHA256``), postgres (``PG_MAJOR``,
+    ``PGDATA``, ...), mongo (``MONGO_*``, ``HOME=/data/db``). busybox, alpine, debian and ubuntu set
+    ``PATH`` only. Versions follow the tag as the image's logs do (``nginx:1.27`` runs 1.27.5); a
+    per-release value the model does not know (a checksum, a package revision) is left out.
+    """
+    info = _image_info(image)
+    base, tag = (info.base_name, info.tag or "") if info is not None else ("", "")
+    alpine = "alpine" in tag
+    out: list[tuple[str, str]] = [("PATH", DEFAULT_PATH)]
+    if base == "nginx":
+        out += _nginx_env(_full_version(tag, _NGINX_PATCH, _NGINX_DEFAULT), alpine)
+    elif base == "redis":
+        out.append(("REDIS_VERSION", _full_version(tag, _REDIS_PATCH, _REDIS_DEFAULT)))
+    elif base == "httpd":
+        version = _full_version(tag, _HTTPD_PATCH, _HTTPD_DEFAULT)
+        out = [("PATH", "/usr/local/apache2/bin:" + DEFAULT_PATH), ("HTTPD_PREFIX", "/usr/local/apache2"),
+               ("HTTPD_VERSION", version)]
+        out += [("HTTPD_SHA256", _HTTPD_SHA256[version])] if version in _HTTPD_SHA256 else []
+        out.append(("HTTPD_PATCHES", ""))
+    elif base == "python":
+        out = _python_env(tag)
+    elif base == "postgres":
+        out = _postgres_env(tag, alpine)
+    elif base == "mongo":
+        out = _mongo_env(tag)
+    return MappingProxyType(dict(out))
+
+
 # ---- base file systems of images (shared, read-only; each container writes into its own layer)
 
 
@@ -889,6 +1183,69 @@ def image_tree(image: str) -> ImageTree:
     if kind == "mysql" and not (v and v < (8,)):
         return _app_tree(kind, "bookworm")  # Oracle Linux upstream; the directories that matter are the same
     return _app_tree(kind, "alpine" if alpine else "bookworm")
+
+
+# ---- the user a container's processes run as
+
+#: Home directories of the users of the base images' ``/etc/passwd`` a pod may run as
+#: (``runAsUser``), by base: root, nobody, and the users the application images add.
+_HOMES = {
+    "busybox": {0: "/root", 65534: "/home"},
+    "alpine": {0: "/root", 65534: "/"},
+    "debian": {0: "/root", 65534: "/nonexistent"},
+}
+#: The user each application image adds: name -> (uid, home) by base.
+_APP_USERS = {"nginx": ("nginx", {"alpine": (101, "/var/cache/nginx"), "debian": (101, "/nonexistent")}),
+              "redis": ("redis", {"alpine": (999, "/home/redis"), "debian": (999, "/home/redis")}),
+              "postgres": ("postgres", {"alpine": (70, "/var/lib/postgresql"),
+                                        "debian": (999, "/var/lib/postgresql")})}
+_USER_NAMES = {0: "root", 65534: "nobody"}
+
+
+def _app_user(image: str, base: str | None) -> tuple[str, int, str] | None:
+    """(name, uid, home) of the user ``image``'s application runs as, if it adds one."""
+    info = _image_info(image)
+    app = _APP_USERS.get(info.base_name if info else "")
+    if app is None or base is None:
+        return None
+    uid, home = app[1]["alpine" if base == "alpine" else "debian"]
+    return app[0], uid, home
+
+
+def _image_base(image: str) -> str | None:
+    """``busybox``, ``alpine`` or ``debian`` (Ubuntu too): what the image's ``/etc/passwd`` is like;
+    None for an image without one (``FROM scratch``: ``hello-world``, ``pause``)."""
+    files = image_tree(image).files
+    if "/etc/alpine-release" in files:
+        return "alpine"
+    if "/etc/debian_version" in files:
+        return "debian"
+    if "/bin/busybox" in files:
+        return "busybox"
+    info = _image_info(image)
+    return None if info is not None and info.base_name in ("hello-world", "pause") else "debian"
+
+
+def runtime_home(image: str, uid: int | None = None) -> str:
+    """The ``HOME`` runc gives a process of ``image`` that has none: the home directory of its user
+    (``uid``; None: the image's, root for the known images but ``pause``) in the image's
+    ``/etc/passwd``, ``/`` when the user is not there or the image has no ``/etc/passwd``."""
+    base = _image_base(image)
+    if base is None:
+        return "/"
+    uid = 0 if uid is None else uid
+    app = _app_user(image, base)
+    if app is not None and uid == app[1]:
+        return app[2]
+    return _HOMES[base].get(uid, "/")
+
+
+def _user_name(image: str, uid: int) -> str:
+    """``uid`` as ``ps`` shows it: its name in ``image``'s ``/etc/passwd``, else the number."""
+    app = _app_user(image, _image_base(image))
+    if app is not None and uid == app[1]:
+        return app[0]
+    return _USER_NAMES.get(uid, str(uid))
 
 
 class _LayeredFS(MutableMapping[str, str]):
@@ -1462,6 +1819,7 @@ class _Shell:
         self.cond = 0
         self.probe = probe
         self.in_exec = False  # a process started by exec (see exec_command), not the container's own
+        self.session_arg0: str | None = None  # an interactive shell started by exec (ShellSession): its argv[0]
 
     def child(self) -> _Shell:
         sub = _Shell.__new__(_Shell)
@@ -1978,6 +2336,9 @@ class _Shell:
         """Run one command line (already expanded): builtin, utility, known program or unknown program."""
         name = argv[0].rsplit("/", 1)[-1] if "/" in argv[0] else argv[0]
         handler = _COMMANDS.get(name)
+        if handler is not None and not _installed(self, name):
+            io.err(f"sh: {argv[0]}: not found\n")  # a utility this image does not have (ps without procps)
+            return 127
         if handler is None:
             if self.in_exec and ("/" not in argv[0] or self.read_file(argv[0]) is None):
                 io.err(f"sh: {argv[0]}: not found\n")  # busybox; the image has no such program
@@ -2536,13 +2897,88 @@ def _c_env(sh: _Shell, argv: list[str], io: _IO) -> Gen:
             sub = sh.child()
             sub.vars.update(dict(assigns))
             return (yield from sub.exec_argv(args, io))
-    env = {k: sh.vars[k] for k in sh.run.program.env if isinstance(sh.vars.get(k), str)}
+    penv = sh.run.program.env
+    env = {k: sh.vars[k] for k in penv if isinstance(sh.vars.get(k), str)}
     env.update({k: v for k, v in sh.vars.items() if k in sh.run.exported and isinstance(v, str)})
+    if isinstance(penv, ResolvedEnv) and penv.home_added and "HOME" in env:
+        env["HOME"] = env.pop("HOME")  # runc adds it last, after an exec's own TERM
     if prog == "printenv" and args:
         missing = [a for a in args if a not in env]
         io.out("".join(env[a] + "\n" for a in args if a in env))
         return 1 if missing else 0
     io.out("".join(f"{k}={v}\n" for k, v in env.items()))
+    return (yield from _done(0))
+
+
+#: Utilities the model has that only some images have: busybox's applets (busybox and Alpine based
+#: images); Debian-based images lack them (``ps`` comes with procps, which ``*-slim`` images omit).
+_BUSYBOX_APPLETS = frozenset({"ps"})
+
+
+def _installed(sh: _Shell, name: str) -> bool:
+    """Whether the container's image has the utility ``name`` (a busybox applet needs busybox)."""
+    if name not in _BUSYBOX_APPLETS:
+        return True
+    fs = sh.run.fs
+    return any(p in fs for p in ("/bin/busybox", f"/bin/{name}", f"/usr/bin/{name}"))
+
+
+def _main_process(program: Program) -> list[str]:
+    """The argv of the container's PID 1: its command line, after the official images'
+    ``docker-entrypoint.sh`` exec'd the main program (:func:`_p_entrypoint`)."""
+    argv = list(program.argv)
+    if argv and argv[0].rsplit("/", 1)[-1] in ("docker-entrypoint.sh", "docker-php-entrypoint"):
+        args = argv[1:]
+        main = program.image_main
+        if main and (not args or args[0].startswith("-") or args[0].endswith(".conf")):
+            args = [main, *args]
+        if args:
+            return args
+    return argv
+
+
+def _processes(run: Run) -> list[tuple[int, int, str]]:
+    """(PID, uid, command line) of the container's processes the model knows: PID 1 (nginx as its
+    master with its workers, redis-server under the name it gives itself and as the ``redis``
+    user the entrypoint switches to)."""
+    program = run.program
+    env = program.env
+    uid = env.uid if isinstance(env, ResolvedEnv) else None
+    argv = _main_process(program)
+    name = argv[0].rsplit("/", 1)[-1] if argv else ""
+    user = 0 if uid is None else uid
+    if name in ("nginx", "nginx-debug") and run.serving:
+        app = _app_user(program.image, _image_base(program.image))
+        worker = app[1] if uid is None and app is not None else user
+        return [(1, user, "nginx: master process " + " ".join(argv)),
+                *((run.nginx_worker + i, worker, "nginx: worker process") for i in range(_ONLINE_CPUS))]
+    if name == "redis-server":
+        app = _app_user(program.image, _image_base(program.image))
+        if uid is None and app is not None and list(program.argv) != argv:  # the entrypoint dropped root
+            user = app[1]
+        port = argv[argv.index("--port") + 1] if "--port" in argv[:-1] else "6379"
+        return [(1, user, f"redis-server *:{port}")]
+    return [(1, user, " ".join(argv))]
+
+
+@_command("ps")
+def _c_ps(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    """busybox ``ps``: PID, user, CPU time and command line of the container's processes (the model
+    knows PID 1, nginx's workers, the exec'd shell session and ``ps`` itself); options are accepted
+    and ignored."""
+    run = sh.run
+    rows = _processes(run)
+    env = run.program.env
+    uid = env.uid if isinstance(env, ResolvedEnv) and env.uid is not None else 0
+    pid = max(7, max(r[0] for r in rows) + 1)  # exec'd processes come after the container's
+    if sh.session_arg0:
+        rows.append((pid, uid, sh.session_arg0))
+        pid += 1
+    rows.append((pid, uid, " ".join(argv)))
+    image = run.program.image
+    out = [f"{'PID':<5} {'USER':<8} {'TIME':<5} COMMAND\n"]
+    out += [f"{p:>5} {_user_name(image, u):<8} {'0:00':>5} {cmd}\n" for p, u, cmd in rows]
+    io.out("".join(out))
     return (yield from _done(0))
 
 
@@ -2597,7 +3033,7 @@ def _c_shift(sh: _Shell, argv: list[str], io: _IO) -> Gen:
 
 @_command("cd")
 def _c_cd(sh: _Shell, argv: list[str], io: _IO) -> Gen:
-    target = argv[1] if len(argv) > 1 else "/root"
+    target = argv[1] if len(argv) > 1 else str(sh.vars.get("HOME") or "/root")
     sh.run.dirs.add(sh.path(target))
     sh.vars["PWD"] = sh.path(target)
     return (yield from _done(0))
@@ -3623,9 +4059,8 @@ def build_program(
     """
     name = str(container.get("name") or "")
     image = str(container.get("image") or "")
-    full_env = container_env(container, env)
-    runtime_only = env.runtime if isinstance(env, ResolvedEnv) else frozenset()
-    expand_env = {k: v for k, v in full_env.items() if k not in runtime_only} if runtime_only else full_env
+    full_env = process_env(container, env)
+    expand_env = full_env.kubelet_vars()  # the kubelet's $(VAR): not the runtime's variables
     try:
         info = normalize_image(image)
         known = KNOWN_IMAGES.get(info.base_name)
@@ -3954,7 +4389,8 @@ class Run:
         return None
 
     def _exec_probe(self, probe_spec: Mapping[str, Any], now: float) -> bool:
-        command = [expand_kube_vars(str(a), self.program.env)
+        env = self.program.env
+        command = [expand_kube_vars(str(a), env.kubelet_vars() if isinstance(env, ResolvedEnv) else env)
                    for a in (probe_spec.get("exec") or {}).get("command") or []]
         if not command:
             return False
@@ -4032,10 +4468,12 @@ def _timed(run: Run, gen: Gen) -> Gen:
 
 def _exec_missing(sh: _Shell, name: str) -> str | None:
     """runc's reason when the runtime cannot start ``name`` in the container, else None."""
+    base = name.rsplit("/", 1)[-1]
+    known = base in _COMMANDS and _installed(sh, base)
     if "/" in name:
-        if sh.read_file(name) is None and name.rsplit("/", 1)[-1] not in _COMMANDS:
+        if sh.read_file(name) is None and not known:
             return f'exec: "{name}": stat {name}: no such file or directory'
-    elif name not in _COMMANDS:
+    elif not known:
         return f'exec: "{name}": executable file not found in $PATH'
     return None
 
@@ -4112,6 +4550,7 @@ class ShellSession:
         self.shell = shell.rsplit("/", 1)[-1]
         self._sh = _exec_shell(run, env)
         self._sh.arg0 = shell
+        self._sh.session_arg0 = shell
         self._io = _IO(out, err, _Input(""))
         #: The status ``exit`` ended the session with (137 when the container was killed); None while it runs.
         self.exit_code: int | None = None

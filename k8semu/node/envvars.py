@@ -27,7 +27,9 @@ default/special-config``, ``couldn't find key k in Secret default/s``.
 
 ``HOSTNAME`` is not the kubelet's but the runtime's (containerd sets it from the
 sandbox's hostname); :func:`pod_hostname` computes it and :mod:`k8semu.node.inputs`
-puts it first.
+adds it. So are the image config's ``Env`` (``PATH``, ``NGINX_VERSION`` ...), which
+containerd merges under these variables (the container's win), and ``HOME``, which
+runc adds last: :func:`k8semu.node.behaviour.process_env`.
 
 Order: Go iterates maps here, so a real container's order is arbitrary; this
 module's is fixed: ``envFrom`` keys (sorted per object, as they are stored),

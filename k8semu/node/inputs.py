@@ -41,9 +41,11 @@ Obj = dict[str, Any]
 def container_environment(pod: Mapping[str, Any], container: Mapping[str, Any], source: Source, *,
                           pod_ips: list[str] | None = None, host_ips: list[str] | None = None,
                           allocatable: Mapping[str, Any] | None = None) -> ResolvedEnv:
-    """The container's whole environment: ``HOSTNAME`` (the runtime's, from the pod's
-    hostname; ``$(HOSTNAME)`` in ``command``/``args`` stays as written, as upstream)
-    then the kubelet's variables (:func:`k8semu.node.envvars.make_environment`).
+    """The container's whole environment, as its processes see it: the kubelet's variables
+    (:func:`k8semu.node.envvars.make_environment`) with what the runtime adds: ``HOSTNAME`` (from
+    the pod's hostname; ``$(HOSTNAME)`` in ``command``/``args`` stays as written, as upstream),
+    the image's ``Env`` under the container's variables, ``TERM`` for a ``tty`` and runc's ``HOME``
+    for the container's (else the pod's) ``runAsUser`` (:func:`k8semu.node.behaviour.process_env`).
 
     Raises:
         EnvError: as :func:`~k8semu.node.envvars.make_environment` (CreateContainerConfigError).
@@ -51,7 +53,8 @@ def container_environment(pod: Mapping[str, Any], container: Mapping[str, Any], 
     kubelet = make_environment(pod, container, source, pod_ips=pod_ips, host_ips=host_ips, allocatable=allocatable)
     # containerd's HOSTNAME is not known to $(VAR) expansion of command/args
     runtime = frozenset() if "HOSTNAME" in kubelet else frozenset({"HOSTNAME"})
-    return ResolvedEnv({"HOSTNAME": pod_hostname(pod)} | kubelet.own, kubelet.shared, runtime)
+    env = ResolvedEnv({"HOSTNAME": pod_hostname(pod)} | kubelet.own, kubelet.shared, runtime)
+    return behaviour.process_env(container, env, pod=pod)
 
 
 def host_files_for(node: Mapping[str, Any] | None, node_name: str) -> HostFiles:
