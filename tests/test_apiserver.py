@@ -584,3 +584,31 @@ def test_event_field_selectors_on_a_file_backed_cluster(tmp_path):
         assert names(cl, "involvedObject.name=web-1,reason!=Pulled") == ["web-1.2"]
         assert names(cl, "reason=Pulled,source=kubelet") == ["node-web-1.1", "web-1.1", "web-10.1"]
         assert names(cl, "involvedObject.name=web-2") == []
+
+
+def test_lists_by_node_name_and_by_name_come_from_indexes_and_stay_right(api):
+    """A kubelet's LIST (spec.nodeName=X) and an informer's on one object (metadata.name=X)
+    read an index, not every pod; they must answer exactly what a scan would."""
+    def names(**kw):
+        return [p["metadata"]["name"] for p in api.list("pods", **kw)["items"]]
+
+    api.create("namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other"}})
+    for name, node in (("a1", "node-a"), ("b1", "node-b"), ("a2", "node-a"), ("u", None)):
+        api.create("pods", pod(name, node), namespace="default")
+    api.create("pods", pod("a3", "node-a"), namespace="other")
+    assert names(namespace="default", field_selector="spec.nodeName=node-a") == ["a1", "a2"]
+    assert names(field_selector="spec.nodeName=node-a") == ["a1", "a2", "a3"]
+    assert names(field_selector="spec.nodeName=node-a,metadata.namespace=other") == ["a3"]
+    assert names(namespace="default", field_selector="spec.nodeName=") == ["u"]
+    api.delete("pods", "a1", namespace="default", grace_period_seconds=0)
+    api.create("pods", pod("a4", "node-a"), namespace="default")
+    assert names(namespace="default", field_selector="spec.nodeName=node-a") == ["a2", "a4"]
+    assert names(namespace="default", field_selector="spec.nodeName=node-a", label_selector="app=y") == []
+    page = api.list("pods", namespace="default", field_selector="spec.nodeName=node-a", limit=1)
+    assert [p["metadata"]["name"] for p in page["items"]] == ["a2"]
+    rest = api.list("pods", namespace="default", field_selector="spec.nodeName=node-a",
+                    continue_=page["metadata"]["continue"])
+    assert [p["metadata"]["name"] for p in rest["items"]] == ["a4"]
+    assert names(namespace="default", field_selector="metadata.name=b1") == ["b1"]
+    assert names(namespace="default", field_selector="metadata.name=zz") == []
+    assert names(field_selector="metadata.name=a3") == ["a3"]  # every namespace: a scan

@@ -421,7 +421,9 @@ class APIServer:
         else:
             rev = self._read_revision(resource_version) or self.log.revision
         try:
-            recs = self.log.range(info.prefix(ns), rev, start_after=start_after)
+            recs = self._indexed_range(info, ns, rev, field_selector, start_after)
+            if recs is None:
+                recs = self.log.range(info.prefix(ns), rev, start_after=start_after)
         except Compacted:
             raise errors.Expired(rev, self.log.compact_revision) if not continue_ else errors.Gone(
                 "The provided continue parameter is too old to display a consistent list result. "
@@ -456,6 +458,30 @@ class APIServer:
             "metadata": list_meta,
             "items": items,
         }
+
+    def _indexed_range(self, info: ResourceInfo, ns: str | None, rev: int, field_selector: str | None,
+                       start_after: str | None) -> list[Record] | None:
+        """The records a LIST at the head needs when its field selector pins an indexed field
+        (``metadata.name=X``; a pod's ``spec.nodeName=X``), from the key or the store's index
+        instead of a scan of every object of the resource (each kubelet's informers list with
+        such selectors: 1,000 kubelets over 30,000 pods were 30M selector checks). None: scan."""
+        index = self._watch_index(info, field_selector)
+        if index is None or rev != self.log.revision:
+            return None
+        field, value = index
+        prefix = info.prefix(ns)
+        if field == "metadata.name":
+            if info.namespaced and not ns:
+                return None  # every namespace: a scan
+            keys = [prefix + value]
+        else:
+            live_keys = getattr(self.log, "live_keys", None)
+            if live_keys is None:
+                return None
+            keys = [k for k in live_keys(info.qualified, field, value) if k.startswith(prefix)]
+        if start_after is not None:
+            keys = [k for k in keys if k > start_after]
+        return [r for r in (self.log.get(k) for k in keys) if r is not None]
 
     @staticmethod
     def _json_needles(info: ResourceInfo, field_selector: str | None) -> tuple[bytes, ...]:

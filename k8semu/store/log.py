@@ -184,6 +184,8 @@ class EventLog:
         self._records: list[Record] = []
         self._by_resource: dict[str, list[Record]] | None = {}
         self._listeners: list[Callable[[Record], None]] = []
+        # (resource, field) -> value -> live keys (see live_keys); built on first use
+        self._live_index: dict[tuple[str, str], dict[str, set[str]]] = {}
         self._writer: LogWriter | None = None
         self.torn_line: int | None = None
         #: session marks (``{"type":"SESSION",…}`` lines) in file order; see :meth:`mark`
@@ -400,6 +402,26 @@ class EventLog:
                     break
         return out
 
+    def live_keys(self, resource: str, field: str, value: str) -> list[str]:
+        """The live keys of ``resource`` whose ``field`` (a watch index, see
+        :meth:`add_watch_index`) is ``value``, in key order: the LIST of one node's
+        pods without a look at the other nodes' (kube-apiserver's watch cache serves
+        ``spec.nodeName`` LISTs from an index too). The index is built on first use.
+
+        Raises:
+            KeyError: no such index.
+        """
+        slot = (resource, field)
+        index = self._live_index.get(slot)
+        if index is None:
+            fn = self._hub.indexer(resource, field)
+            index = {}
+            prefix = f"/registry/{resource}/"
+            for key in self._live.irange(prefix, _prefix_end(prefix)):
+                index.setdefault(fn(self._live[key]), set()).add(key)
+            self._live_index[slot] = index
+        return sorted(index.get(value, ()))
+
     def count(self, prefix: str) -> int:
         """Number of live keys under ``prefix`` (at the head)."""
         return sum(1 for _ in self._live.irange(prefix, _prefix_end(prefix)))
@@ -540,12 +562,26 @@ class EventLog:
                 self._by_resource[res] = [rec]
             else:
                 lst.append(rec)
+        if self._live_index:
+            self._index_live(rec, prev_values)
         for fn in self._listeners:
             fn(rec)
         self._hub.push(rec, prev_values)
         self._hub.notify(rec.key)
         if rec.key.startswith(_COLD_PREFIXES):
             rec.drop_object()  # see COLD_RESOURCES
+
+    def _index_live(self, rec: Record, prev_values: dict[str, str] | None) -> None:
+        resource = resource_of(rec.key)
+        for (res, field), index in self._live_index.items():
+            if res != resource:
+                continue
+            if prev_values is not None:
+                keys = index.get(prev_values[field])
+                if keys is not None:
+                    keys.discard(rec.key)
+            if rec.type != DELETED:
+                index.setdefault(self._hub.indexer(res, field)(rec), set()).add(rec.key)
 
     # ------------------------------------------------------------------ compaction
     def compact(self, revision: int, *, persist: bool = True) -> None:

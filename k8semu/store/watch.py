@@ -75,6 +75,10 @@ class WatchHub:
         """Let watches on ``resource`` ask only for records whose ``fn(record)`` has one value."""
         self._indexers.setdefault(resource, {})[field] = fn
 
+    def indexer(self, resource: str, field: str) -> Callable[[Record], str]:
+        """The index function of ``field`` on ``resource`` (KeyError: no such index)."""
+        return self._indexers[resource][field]
+
     def index_values(self, rec: Record | None) -> dict[str, str] | None:
         """``{field: value}`` of one record under its resource's indexes (None: no indexes)."""
         if rec is None:
