@@ -478,3 +478,14 @@ def test_ps_is_missing_from_debian_based_images(k):
     assert _exec(run, ["sh", "-c", "ps; echo $?"]) == (0, "sh: ps: not found\n127\n")
     with pytest.raises(behaviour.ExecNotFound, match=r'exec: "/bin/ps": stat /bin/ps: no such file'):
         behaviour.exec_command(run, ["/bin/ps"], print, print)
+
+
+def test_a_resolved_environment_copies_to_the_same_dict_in_the_same_order():
+    from k8semu.node.behaviour import ResolvedEnv
+
+    shared = {"WEB_SERVICE_HOST": "10.0.0.1", "PATH": "/svc", "X": "shared", "NGINX_VERSION": "svc"}
+    image = {"PATH": "/img", "NGINX_VERSION": "1.30.0", "Y": "img"}
+    for tty in (False, True):
+        for home in (None, "/root"):
+            env = ResolvedEnv({"HOSTNAME": "web", "X": "own", "Z": "own"}, shared, image=image, tty=tty, home=home)
+            assert list(env.as_dict().items()) == [(k, env[k]) for k in env]

@@ -383,6 +383,25 @@ class ResolvedEnv(Mapping[str, str]):
             self._len = sum(1 for _ in self)
         return self._len
 
+    def as_dict(self) -> dict[str, str]:
+        """``dict(self)``, the same items in the same order, built with C-level merges (a shell
+        copies the environment it starts with: 2,400 service variables one by one through
+        ``__getitem__`` cost ~2 ms per container)."""
+        own, shared, image = self.own, self.shared, self.image
+        out = {k: self[k] for k in self._lead() if k in self}
+        for k, v in image.items():
+            if k not in own and k not in shared and k not in out:
+                out[k] = v
+        for k, v in own.items():
+            if k not in out:
+                out[k] = v
+        out.update(shared)  # a key already placed keeps its place...
+        for k in own.keys() & shared.keys():
+            out[k] = own[k]  # ...and the container's own value
+        if self.home_added:
+            out["HOME"] = self.home  # type: ignore[assignment]
+        return out
+
     def kubelet_vars(self) -> Mapping[str, str]:
         """The variables the kubelet's ``$(VAR)`` expansion knows: ``own`` and ``shared`` without
         the runtime's (a view, not a copy)."""
@@ -1811,7 +1830,8 @@ class _Shell:
 
     def __init__(self, run: Run, *, probe: bool = False) -> None:
         self.run = run
-        self.vars: dict[str, Any] = dict(run.program.env)
+        env = run.program.env
+        self.vars: dict[str, Any] = env.as_dict() if isinstance(env, ResolvedEnv) else dict(env)
         self.params: list[str] = []
         self.arg0 = "sh"
         self.status = 0
@@ -2542,7 +2562,8 @@ def _c_sh(sh: _Shell, argv: list[str], io: _IO) -> Gen:
 def _with(sh: _Shell, errexit: bool) -> _Shell:
     sub = sh.child()
     sub.errexit = errexit
-    sub.vars = dict(sh.run.program.env) | {k: v for k, v in sh.vars.items()
+    env = sh.run.program.env
+    sub.vars = (env.as_dict() if isinstance(env, ResolvedEnv) else dict(env)) | {k: v for k, v in sh.vars.items()
                                            if k in sh.run.program.env or k in sh.run.exported}
     return sub
 
