@@ -94,6 +94,15 @@ class WatchEvent:
         return {"type": self.type, "object": self.object}
 
 
+def _parsed_field_selector(text: str | None):
+    """A field selector the matcher already accepted, parsed (None for none)."""
+    if not text:
+        return None
+    from . import selectors
+
+    return selectors.parse_field_selector(text)
+
+
 def _meta(obj: dict[str, Any]) -> dict[str, Any]:
     return obj.get("metadata") or {}
 
@@ -415,13 +424,14 @@ class APIServer:
         ns = namespace if info.namespaced else None
         self._authz(ctx, "list", info, ns)
         match = self._matcher(info, label_selector, field_selector)
+        fs = _parsed_field_selector(field_selector)  # valid: the matcher took it
         start_after = None
         if continue_:
             rev, start_after = _decode_continue(continue_)
         else:
             rev = self._read_revision(resource_version) or self.log.revision
         try:
-            recs = self._indexed_range(info, ns, rev, field_selector, start_after)
+            recs = self._indexed_range(info, ns, rev, fs, start_after)
             if recs is None:
                 recs = self.log.range(info.prefix(ns), rev, start_after=start_after)
         except Compacted:
@@ -435,7 +445,7 @@ class APIServer:
             ) from None
         items: list[dict[str, Any]] = []
         list_meta: dict[str, Any] = {"resourceVersion": str(rev)}
-        needles = self._json_needles(info, field_selector)
+        needles = self._json_needles(info, fs)
         rest = needles[1:]
         with collector_paused():  # superseded versions are decoded here, thousands at a time
             for i, rec in enumerate(recs):
@@ -459,13 +469,13 @@ class APIServer:
             "items": items,
         }
 
-    def _indexed_range(self, info: ResourceInfo, ns: str | None, rev: int, field_selector: str | None,
+    def _indexed_range(self, info: ResourceInfo, ns: str | None, rev: int, fs: Any,
                        start_after: str | None) -> list[Record] | None:
         """The records a LIST at the head needs when its field selector pins an indexed field
         (``metadata.name=X``; a pod's ``spec.nodeName=X``), from the key or the store's index
         instead of a scan of every object of the resource (each kubelet's informers list with
         such selectors: 1,000 kubelets over 30,000 pods were 30M selector checks). None: scan."""
-        index = self._watch_index(info, field_selector)
+        index = self._watch_index(info, fs)
         if index is None or rev != self.log.revision:
             return None
         field, value = index
@@ -484,15 +494,13 @@ class APIServer:
         return [r for r in (self.log.get(k) for k in keys) if r is not None]
 
     @staticmethod
-    def _json_needles(info: ResourceInfo, field_selector: str | None) -> tuple[bytes, ...]:
-        """For an Event LIST with a field selector: bytes an undecoded match must contain
+    def _json_needles(info: ResourceInfo, fs: Any) -> tuple[bytes, ...]:
+        """For an Event LIST with a field selector (parsed): bytes an undecoded match must contain
         (see :meth:`~k8semu.api.selectors.FieldSelector.json_needles`); else none."""
-        if not field_selector or info.plural != "events":
+        if fs is None or info.plural != "events":
             return ()
-        from . import selectors
-
         # the longest first: it rules out most objects alone
-        return tuple(sorted(selectors.parse_field_selector(field_selector).json_needles(), key=len, reverse=True))
+        return tuple(sorted(fs.json_needles(), key=len, reverse=True))
 
     def _matcher(
         self, info: ResourceInfo, label_selector: str | None, field_selector: str | None
@@ -548,7 +556,7 @@ class APIServer:
         self._authz(ctx, "watch", info, ns)
         match = self._matcher(info, label_selector, field_selector)
         prefix = info.prefix(ns)
-        index = self._watch_index(info, field_selector)
+        index = self._watch_index(info, _parsed_field_selector(field_selector))
         initial: list[Record] = []
         if resource_version in (None, "", "0") or send_initial_events:
             after = self.log.revision
@@ -562,14 +570,11 @@ class APIServer:
         return self._watch_stream(w, initial, match, info)
 
     @staticmethod
-    def _watch_index(info: ResourceInfo, field_selector: str | None) -> tuple[str, str] | None:
-        """The watch index a field selector can use: ``("spec.nodeName", "node-1")``,
+    def _watch_index(info: ResourceInfo, fs: Any) -> tuple[str, str] | None:
+        """The index a (parsed) field selector can use: ``("spec.nodeName", "node-1")``,
         ``("metadata.name", "web")`` or None."""
-        if not field_selector:
+        if fs is None:
             return None
-        from . import selectors
-
-        fs = selectors.parse_field_selector(field_selector)
         for field in ("metadata.name", "spec.nodeName") if info.plural == "pods" and not info.group \
                 else ("metadata.name",):
             value = fs.requires_exact_match(field)
