@@ -562,16 +562,17 @@ class EventLog:
                 self._by_resource[res] = [rec]
             else:
                 lst.append(rec)
-        if self._live_index:
-            self._index_live(rec, prev_values)
+        values = self._hub.index_values(rec)
+        if self._live_index and values is not None:
+            self._index_live(rec, prev_values, values)
         for fn in self._listeners:
             fn(rec)
-        self._hub.push(rec, prev_values)
+        self._hub.push(rec, prev_values, values)
         self._hub.notify(rec.key)
         if rec.key.startswith(_COLD_PREFIXES):
             rec.drop_object()  # see COLD_RESOURCES
 
-    def _index_live(self, rec: Record, prev_values: dict[str, str] | None) -> None:
+    def _index_live(self, rec: Record, prev_values: dict[str, str] | None, values: dict[str, str]) -> None:
         resource = resource_of(rec.key)
         for (res, field), index in self._live_index.items():
             if res != resource:
@@ -581,7 +582,7 @@ class EventLog:
                 if keys is not None:
                     keys.discard(rec.key)
             if rec.type != DELETED:
-                index.setdefault(self._hub.indexer(res, field)(rec), set()).add(rec.key)
+                index.setdefault(values[field], set()).add(rec.key)
 
     # ------------------------------------------------------------------ compaction
     def compact(self, revision: int, *, persist: bool = True) -> None:

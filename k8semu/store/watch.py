@@ -88,14 +88,13 @@ class WatchHub:
             return None
         return {f: fn(rec) for f, fn in fields.items()}
 
-    def push(self, rec: Record, prev_values: dict[str, str] | None) -> None:
-        """Hand a new record to the indexed watches on its new or previous value."""
-        resource = rec.key.split("/", 3)[2]
-        fields = self._indexers.get(resource)
-        if not fields or not self._indexed:
+    def push(self, rec: Record, prev_values: dict[str, str] | None, values: dict[str, str] | None) -> None:
+        """Hand a new record to the indexed watches on its new or previous value
+        (``values``, ``prev_values``: :meth:`index_values` of the record and of the one it replaced)."""
+        if values is None or not self._indexed:
             return
-        for field, fn in fields.items():
-            value = fn(rec)
+        resource = rec.key.split("/", 3)[2]
+        for field, value in values.items():
             self._push_to((resource, field, value), rec)
             if prev_values is not None:
                 old = prev_values[field]
