@@ -35,6 +35,14 @@ class Kubectl:
         """A read-only view of the cluster now (close it when done: use :meth:`objects`)."""
         return Cluster.open(self.path, read_only=True)
 
+    def cluster_time(self) -> float:
+        """The cluster's virtual time now (seconds since it started)."""
+        c = self.api()
+        try:
+            return c.time
+        finally:
+            c.close()
+
     def objects(self, resource: str, namespace: str | None = "default") -> list[dict]:
         c = self.api()
         try:

@@ -430,3 +430,59 @@ def test_kubernetes_endpoints_in_kubectl_get_and_describe(tmp_path, capsys):
     assert rc == 0 and out[1].split()[:4] == ["kubernetes", "IPv4", "6443", "172.18.0.2"]
     rc, out, _ = k("describe", "service", "kubernetes")
     assert rc == 0 and "Endpoints:                172.18.0.2:6443" in out
+
+
+# --------------------------------------------------------------------------- one instant, one sync
+
+
+def test_pods_ready_at_one_instant_cost_one_write_per_service_and_no_retry():
+    """Thirty pods turning Ready at the same virtual instant: each controller syncs the Service once
+    with all of them (the instant's events folded, as a busy controller folds them upstream), so the
+    EndpointSlice and the Endpoints are each written once, and no sync fails on a cache that has not
+    seen the controller's own last write (which used to cost a retry per pod at scale)."""
+    c = Cluster.create(seed=11)
+    api = c.api
+    node(api, "node-1")
+
+    async def body(rt):
+        service(api)
+        pods = [pod(api, f"web-{i}") for i in range(30)]
+        await rt.settle()
+        before = c.log.revision
+        for i, p in enumerate(pods):
+            set_status(api, p, ip=f"10.244.0.{i + 10}")
+        await rt.settle()
+        writes = [r.key for r in c.log.records(after=before)
+                  if r.actor in ("endpointslice-controller", "endpoint-controller")]
+        assert sorted(writes) == sorted([f"/registry/{ES}/default/{slices(api)[0]['metadata']['name']}",
+                                         "/registry/endpoints/default/web"])
+        assert len(all_endpoints(api)) == 30
+        for name in ("endpointslice-controller", "endpoint-controller"):
+            assert rt.components[name].work.statistics().requeues == 0
+
+    run(c, body)
+
+
+def test_a_pod_on_a_missing_node_is_retried_with_upstreams_back_off_then_dropped():
+    """Upstream's EndpointSlice controller leaves out a pod whose Node does not exist and retries the
+    Service 1 s, 2 s, 4 s … later (its own back-off, not client-go's 5 ms), giving up after 15 tries."""
+    c = Cluster.create(seed=12)
+    api = c.api
+    node(api, "node-1")
+
+    async def body(rt):
+        service(api)
+        pod(api, "web-0", ip="10.244.0.5")
+        pod(api, "web-1", ip="10.244.0.6", node_name="node-9")
+        comp = rt.components["endpointslice-controller"]
+        await rt.advance(0)
+        assert [e["addresses"] for e in all_endpoints(api)] == [["10.244.0.5"]]
+        retries = []
+        for _ in range(5):
+            retries.append(comp.work.next_ready_time() - rt.now)
+            await rt.advance(retries[-1])
+        assert retries == [1.0, 2.0, 4.0, 8.0, 16.0]
+        await rt.advance(2 ** 16)
+        assert comp.work.next_ready_time() is None and comp.work.num_requeues("default/web") == 0
+
+    run(c, body)

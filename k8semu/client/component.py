@@ -132,9 +132,14 @@ class Component:
         await trio.sleep_forever()
 
     async def run_workers(self, queue: WorkQueue, sync: Callable[[Any], Any], workers: int = 1,
-                          *, coalesce: bool = False) -> None:
+                          *, coalesce: bool = False, max_retries: int | None = None) -> None:
         """client-go's worker loop: get a key, ``sync(key)``, forget on success or
         requeue rate-limited on a raised exception; ``workers`` loops in parallel.
+
+        ``max_retries``: a key that failed this many times in a row is dropped
+        (forgotten, not requeued) until an event adds it again, as upstream
+        controllers' ``handleErr`` (``maxRetries = 15`` in the Endpoints and
+        EndpointSlice controllers). None: retried for ever.
 
         ``coalesce``: before each sync, wait until every other task is blocked, so
         one sync sees every event of the current virtual instant. Upstream, a sync
@@ -162,7 +167,10 @@ class Component:
                     raise
                 except Exception as exc:  # a failed sync is retried with back-off, as upstream
                     self.on_sync_error(key, exc)
-                    queue.add_rate_limited(key)
+                    if max_retries is None or queue.num_requeues(key) < max_retries:
+                        queue.add_rate_limited(key)
+                    else:
+                        queue.forget(key)
                 else:
                     queue.forget(key)
                 finally:

@@ -43,6 +43,9 @@ MANAGED_BY_LABEL = "endpoints.kubernetes.io/managed-by"
 CONTROLLER_NAME = "endpoint-controller"
 HEADLESS_LABEL = "service.kubernetes.io/headless"
 TRIGGER_TIME_ANNOTATION = "endpoints.kubernetes.io/last-change-trigger-time"
+#: A Service whose sync failed this many times in a row is dropped until its next event (upstream's
+#: ``maxRetries``; with the default controller back-off the last retry comes ~82 s after the first).
+MAX_RETRIES = 15
 
 
 def _address(pod: Obj, svc: Obj, ip: str) -> Obj:
@@ -193,7 +196,7 @@ class EndpointsController(Component):
             self.work.add(key)
 
     async def main(self) -> None:
-        await self.run_workers(self.work, self.sync)
+        await self.run_workers(self.work, self.sync, coalesce=True, max_retries=MAX_RETRIES)
 
     def sync(self, key: str) -> None:
         """Bring the Endpoints ``namespace/name`` in line with its Service.

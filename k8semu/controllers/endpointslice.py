@@ -34,7 +34,8 @@ slice that would have been deleted. What upstream adds on top (topology
 hints, traffic distribution, metrics) is not modelled.
 
 Slices edited or deleted by hand are repaired: their watch events requeue the
-Service. A sync whose slice cache has not yet seen this controller's own last
+Service 1 s later (the controller's own writes coming back do not). One
+virtual instant's pod changes are folded into one sync per Service. A sync whose slice cache has not yet seen this controller's own last
 write for the Service is retried later (upstream's EndpointSliceTracker),
 so a slow watch never produces duplicate slices.
 """
@@ -47,6 +48,7 @@ from ..api import errors
 from ..api.pods import find_port, is_pod_ready, is_terminal, pod_ipv4
 from ..api.selectors import selector_from_set, set_matches
 from ..client.component import Component
+from ..client.workqueue import BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter
 from ..client.informer import LABELS_INDEX, NAMESPACE_INDEX, EventHandler, label_index, meta_namespace_key, split_key
 from .controller_utils import TriggerTimeTracker
 
@@ -73,6 +75,18 @@ CONTROLLER_NAME = "endpointslice-controller.k8s.io"
 HEADLESS_LABEL = "service.kubernetes.io/headless"
 TRIGGER_TIME_ANNOTATION = "endpoints.kubernetes.io/last-change-trigger-time"
 ZONE_LABEL = "topology.kubernetes.io/zone"
+#: A Service whose sync failed this many times in a row is dropped until its next event (upstream's
+#: ``maxRetries``): with the back-off below, retries come 1 s, 2 s, 4 s, … after each failure.
+MAX_RETRIES = 15
+#: Upstream's ``defaultSyncBackOff`` / ``maxSyncBackOff`` (virtual seconds): this controller backs off
+#: from 1 s, not client-go's default 5 ms, so that large slice changes do not hammer the API server.
+SYNC_BACKOFF, MAX_SYNC_BACKOFF = 1.0, 1000.0
+#: Upstream's ``endpointSliceChangeMinSyncDelay``: a slice changed by someone else is looked at 1 s later.
+SLICE_CHANGE_MIN_SYNC_DELAY = 1.0
+
+
+#: ``EndpointSliceController._own`` value of a slice this controller deleted (its DELETED event is its own).
+_DELETED = "deleted"
 
 
 class _StaleCache(errors.StatusError):
@@ -392,16 +406,18 @@ class EndpointSliceController(Component):
         self.slices = self.informer("endpointslices.discovery.k8s.io",
                                     label_selector=f"{MANAGED_BY_LABEL}={CONTROLLER_NAME}")
         self.slices.indexer.add_indexer("service", _slice_service_index)
-        self.work = self.queue()
+        self.work = self.queue(rate_limiter=MaxOfRateLimiter(
+            ItemExponentialFailureRateLimiter(SYNC_BACKOFF, MAX_SYNC_BACKOFF), BucketRateLimiter(qps=10.0, burst=100)))
         self.triggers = TriggerTimeTracker()
-        self._written: dict[str, int] = {}
+        self._written: dict[str, int] = {}  # Service key -> revision of this controller's last write for it
+        self._own: dict[str, str] = {}  # slice "namespace/name" -> resourceVersion this controller wrote
         self.services.add_event_handler(EventHandler(
             on_add=self._enqueue, on_update=lambda o, n: self._enqueue(n), on_delete=self._enqueue))
         self.pods.add_event_handler(EventHandler(
             on_add=self._pod_changed, on_update=self._pod_updated, on_delete=self._pod_changed))
         self.slices.add_event_handler(EventHandler(
             on_add=self._slice_changed, on_update=lambda o, n: self._slice_changed(n),
-            on_delete=self._slice_changed))
+            on_delete=self._slice_deleted))
 
     # -- event handlers (enqueue only)
     def _enqueue(self, svc: Obj) -> None:
@@ -431,12 +447,26 @@ class EndpointSliceController(Component):
             self.work.add(key)
 
     def _slice_changed(self, sl: Obj) -> None:
+        """Requeue the slice's Service (after :data:`SLICE_CHANGE_MIN_SYNC_DELAY`) unless the event
+        is this controller's own write coming back (upstream's ``EndpointSliceTracker.ShouldSync``)."""
+        meta = sl.get("metadata") or {}
+        if self._own.get(meta_namespace_key(sl)) == meta.get("resourceVersion"):
+            return
+        svc = (meta.get("labels") or {}).get(SERVICE_NAME_LABEL)
+        if svc:
+            self.work.add_after(f"{meta.get('namespace')}/{svc}", SLICE_CHANGE_MIN_SYNC_DELAY)
+
+    def _slice_deleted(self, sl: Obj) -> None:
+        """Requeue the Service unless this controller deleted the slice itself (upstream's
+        ``EndpointSliceTracker.HandleDeletion``)."""
+        if self._own.pop(meta_namespace_key(sl), None) == _DELETED:
+            return
         svc = ((sl.get("metadata") or {}).get("labels") or {}).get(SERVICE_NAME_LABEL)
         if svc:
-            self.work.add(f"{sl['metadata'].get('namespace')}/{svc}")
+            self.work.add_after(f"{sl['metadata'].get('namespace')}/{svc}", SLICE_CHANGE_MIN_SYNC_DELAY)
 
     async def main(self) -> None:
-        await self.run_workers(self.work, self.sync)
+        await self.run_workers(self.work, self.sync, coalesce=True, max_retries=MAX_RETRIES)
 
     # -- sync
     def sync(self, key: str) -> None:
@@ -470,10 +500,11 @@ class EndpointSliceController(Component):
         ns = svc["metadata"].get("namespace")
         res = "endpointslices.discovery.k8s.io"
 
-        def wrote(obj: Obj) -> None:
+        def wrote(obj: Obj, deleted: bool = False) -> None:
             # remember the revision of our own write: the cache must reach it before the next sync
-            rev = int((obj.get("metadata") or {}).get("resourceVersion") or 0)
-            self._written[key] = max(self._written.get(key, 0), rev)
+            rv = (obj.get("metadata") or {}).get("resourceVersion")
+            self._written[key] = max(self._written.get(key, 0), int(rv or 0))
+            self._own[meta_namespace_key(obj)] = _DELETED if deleted else rv
 
         try:
             if not (svc.get("metadata") or {}).get("deletionTimestamp"):
@@ -483,7 +514,7 @@ class EndpointSliceController(Component):
                 wrote(self.api.update(res, _annotate(sl, trigger), namespace=ns, ctx=self.ctx))
             for sl in changes.delete:
                 try:
-                    wrote(self.api.delete(res, sl["metadata"]["name"], namespace=ns, ctx=self.ctx))
+                    wrote(self.api.delete(res, sl["metadata"]["name"], namespace=ns, ctx=self.ctx), deleted=True)
                 except errors.NotFound:
                     pass
         except errors.Forbidden:
