@@ -113,6 +113,28 @@ def test_pod_is_scheduled_pulled_created_started_with_an_ip_in_the_node_cidr():
     run(c, body)
 
 
+
+def test_pods_started_together_pull_a_missing_image_once_then_only_resolve_its_tag():
+    """Five pods land on a node at once with an image it does not have. Each pod worker queues a
+    pull (five Pulling events), as upstream's kubelet; the serialized puller downloads the image for
+    the first, and the four later pulls only resolve the tag (0.25 s each, the content is in
+    containerd's store). Before, each one downloaded it again: the fifth pod started ~5 pulls late."""
+    c = small_cluster(1)
+    api = c.api
+
+    async def body(rt):
+        for i in range(5):
+            api.create("pods", pod(f"web-{i}"))
+        assert await rt.until(lambda: all(get(api, f"web-{i}")["status"].get("phase") == "Running"
+                                          for i in range(5)), limit=60)
+        pull = behaviour.image_pull_result(IMAGE)
+        starts = sorted(vt(api, state_of(get(api, f"web-{i}"))["running"]["startedAt"]) for i in range(5))
+        assert starts[-1] == int(pull.duration + 4 * 0.25)
+        pulled = [e["message"] for i in range(5) for e in events_for(api, f"web-{i}") if e["reason"] == "Pulled"]
+        assert sum(" in 250ms (" in m for m in pulled) == 4
+
+    run(c, body)
+
 def test_image_that_cannot_be_pulled_goes_errimagepull_then_imagepullbackoff():
     c = small_cluster()
     api = c.api

@@ -28,6 +28,7 @@ Image sizes are containerd's: the compressed size of the image.
 from __future__ import annotations
 
 import hashlib
+import math
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -96,6 +97,10 @@ class PullOutcome:
     waited: float
     done_at: float
 
+
+#: Virtual seconds a pull takes when the image's content is already in containerd's store: the tag
+#: is resolved against the registry (one manifest request), nothing is downloaded.
+REPULL_SECONDS = 0.25
 
 #: The kubelet's ``nodeStatusMaxImages`` default: how many images ``status.images`` lists.
 NODE_STATUS_MAX_IMAGES = 50
@@ -265,6 +270,7 @@ class ContainerRuntime:
         self.sandboxes: dict[str, Sandbox] = {}
         self.containers: dict[str, Container] = {}
         self._puller_free_at = 0.0
+        self._fetched: dict[str, float] = {}  # image ref -> virtual time its content is in the store
 
     # ---------------------------------------------------------------- sandboxes
     def run_pod_sandbox(self, pod_uid: str, ip: str, now: float) -> Sandbox:
@@ -285,13 +291,23 @@ class ContainerRuntime:
     def pull_image(self, image: str, now: float) -> PullOutcome:
         """PullImage, serialized behind earlier pulls (``serializeImagePulls``).
 
+        Pods that start together with the same missing image each queue a pull,
+        as upstream's kubelet does; once an earlier pull has fetched the image's
+        content, a later pull of it only resolves the tag (:data:`REPULL_SECONDS`),
+        as containerd does for content already in its store (so does a pull of a
+        cached image, ``imagePullPolicy: Always``).
+
         The outcome's ``done_at`` is when the pull ends; the image joins the
         cache only when the caller calls :meth:`finish_pull` then. ``message``
         is the CRI error (``rpc error: code = NotFound desc = …``) on failure.
         """
         res = self.behaviour.image_pull_result(image)
-        duration = float(res.duration) * self.pull_scale
         start = max(now, self._puller_free_at)
+        ref = (res.ref or normalize_image(image)) if res.ok else ""
+        if res.ok and (self.images.get(ref) is not None or self._fetched.get(ref, math.inf) <= start):
+            duration = REPULL_SECONDS * self.pull_scale  # the content is in the store: resolve the tag only
+        else:
+            duration = float(res.duration) * self.pull_scale
         done = start + duration
         self._puller_free_at = done
         img = None
@@ -300,7 +316,7 @@ class ContainerRuntime:
         if message.startswith(prefix):
             message = message[len(prefix):]
         if res.ok:
-            ref = res.ref or normalize_image(image)
+            self._fetched.setdefault(ref, done)
             img = Image(ref, res.image_id or f"{image_repo(image)}@{_digest(ref)}", int(res.size or 0))
         return PullOutcome(bool(res.ok), img, res.reason or "ErrImagePull", message, duration, done - now, done)
 
