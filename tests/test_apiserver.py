@@ -485,6 +485,32 @@ def test_rbac_denies_then_allows_with_a_role_binding(api):
         api.create("pods", pod(), namespace="default", ctx=jane)
 
 
+def test_a_role_with_resource_names_allows_only_those_objects_however_often_asked(api):
+    """The API server remembers allowed decisions; one allowed by a rule with ``resourceNames`` must not
+    stand for other names (one allowed by a rule without them does)."""
+    for name in ("a", "b"):
+        api.create("configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}},
+                   namespace="default")
+    api.create("roles.rbac.authorization.k8s.io", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "only-a"},
+        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"], "resourceNames": ["a"]},
+                  {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]}, namespace="default")
+    api.create("rolebindings.rbac.authorization.k8s.io", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "jane-a"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "only-a"},
+        "subjects": [{"kind": "User", "name": "jane", "apiGroup": "rbac.authorization.k8s.io"}],
+    }, namespace="default")
+    api.create("pods", pod("p"), namespace="default")
+    api.create("pods", pod("q"), namespace="default")
+    jane = RequestContext(user("jane"))
+    for _ in range(2):
+        assert api.get("configmaps", "a", namespace="default", ctx=jane)["metadata"]["name"] == "a"
+        with pytest.raises(errors.Forbidden) as e:
+            api.get("configmaps", "b", namespace="default", ctx=jane)
+        assert e.value.message.startswith('configmaps "b" is forbidden: User "jane" cannot get resource')
+        assert [api.get("pods", n, namespace="default", ctx=jane)["metadata"]["name"] for n in "pq"] == ["p", "q"]
+
+
 def test_actor_is_recorded(api, cluster):
     api.create("pods", pod("p"), namespace="default", ctx=RequestContext(actor="replicaset-controller"))
     assert cluster.log.get("/registry/pods/default/p").actor == "replicaset-controller"

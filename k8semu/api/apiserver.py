@@ -219,18 +219,20 @@ class APIServer:
     ) -> None:
         if self._authorizer is None or "system:masters" in ctx.user.groups:
             return
-        # decisions are cached until an RBAC object changes (see _StorePolicy)
-        key = (ctx.user.name, ctx.user.groups, verb, info.group, info.plural, subresource,
-               namespace or "", name)
+        # decisions are cached until an RBAC object changes (see _StorePolicy); an allow by a rule
+        # without resourceNames holds for every object name, and is cached for any name (None)
+        any_name = (ctx.user.name, ctx.user.groups, verb, info.group, info.plural, subresource,
+                    namespace or "", None)
+        key = any_name[:-1] + (name,)
         policy = self._authorizer.policy
         if policy.generation != self._authz_generation:
             self._authz_cache.clear()
             self._authz_generation = policy.generation
-        cached = self._authz_cache.get(key)
-        if cached is True:
+        cache = self._authz_cache
+        if cache.get(any_name) is True or cache.get(key) is True:
             return
-        if len(self._authz_cache) > 100_000:
-            self._authz_cache.clear()
+        if len(cache) > 100_000:
+            cache.clear()
         attrs_ = Attributes(
             user=ctx.user,
             verb=verb,
@@ -240,8 +242,8 @@ class APIServer:
             namespace=namespace or "",
             name=name,
         )
-        self._authorizer.check(attrs_)
-        self._authz_cache[key] = True
+        rule = self._authorizer.check_rule(attrs_)
+        cache[any_name if rule is not None and not rule.get("resourceNames") else key] = True
 
     def _namespace(self, info: ResourceInfo, namespace: str | None) -> str | None:
         if not info.namespaced:

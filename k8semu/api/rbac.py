@@ -316,15 +316,22 @@ class RBACAuthorizer:
             Denied: ``""``, or ``RBAC: <resolution errors>`` when matching
             bindings reference missing roles.
         """
+        allowed, reason, _rule = self.decide(attrs)
+        return allowed, reason
+
+    def decide(self, attrs: Attributes) -> tuple[bool, str, Mapping[str, Any] | None]:
+        """:meth:`authorize`, plus the PolicyRule that allowed the request (None when a
+        privileged group did, or when it is denied): a rule without ``resourceNames``
+        allows the same request on any object name, which callers may cache."""
         if any(g in attrs.user.groups for g in self.privileged_groups):
-            return True, ""
+            return True, "", None
         errors: list[str] = []
         for src, rule, err in self._visit(attrs.user, attrs.namespace):
             if rule is not None and rule_allows(attrs, rule):
-                return True, f"RBAC: allowed by {src}"
+                return True, f"RBAC: allowed by {src}", rule
             if err:
                 errors.append(err)
-        return False, (f"RBAC: {_aggregate_error_text(errors)}" if errors else "")
+        return False, (f"RBAC: {_aggregate_error_text(errors)}" if errors else ""), None
 
     def check(self, attrs: Attributes) -> None:
         """Raise :class:`Forbidden` unless :meth:`authorize` allows ``attrs``.
@@ -336,9 +343,13 @@ class RBACAuthorizer:
         "jane" cannot get path "/healthz"`` for non-resource URLs. A non-empty
         denial reason is appended after ``": "``.
         """
-        allowed, reason = self.authorize(attrs)
+        self.check_rule(attrs)
+
+    def check_rule(self, attrs: Attributes) -> Mapping[str, Any] | None:
+        """:meth:`check`, returning the allowing rule as :meth:`decide` does."""
+        allowed, reason, rule = self.decide(attrs)
         if allowed:
-            return
+            return rule
         if attrs.is_resource_request:
             err = Forbidden.rbac(
                 attrs.user.name, attrs.verb, attrs.resource, attrs.api_group,

@@ -236,6 +236,8 @@ class PodTopologySpread:
         # PreScore's matching pods per node, by (namespace, selector), across cycles: only the
         # nodes that got or lost a pod are counted again
         self._matching = NodeMemo(keys=64)
+        # PreScore's per-domain sums of matching pods, by (constraints, namespace), across cycles
+        self._domain_counts = NodeShareSum(keys=16)
         self.system_defaulted = (args.get("defaultingType") or "System") == "System"
         if self.system_defaulted:
             self.default_constraints: Sequence[Mapping[str, Any]] = SYSTEM_DEFAULT_CONSTRAINTS
@@ -388,31 +390,52 @@ class PodTopologySpread:
             s.weights.append(math.log(size + 2))
         req = RequiredNodeAffinity(pod.pod)
         infos = snapshot.node_infos
-        names = [ni.name for ni in infos]
-        for c in s.constraints:
-            sel, ns = c.selector, pod.namespace
-            counts = self._matching.map((ns, str(sel), sel.nothing), infos,
-                                        lambda ni, sel=sel, ns=ns: _count_matching(ni.pods, sel, ns))
-            s.node_counts.append(dict(zip(names, counts)))
-        # per-domain sums for the constraints scored by domain (hostname ones read node_counts);
-        # the inclusion policies are checked only where they can exclude a node
+        ns = pod.namespace
+
+        def matching(c: Constraint, nodes: list[NodeInfo]) -> list[int]:
+            sel = c.selector
+            return self._matching.map((ns, str(sel), sel.nothing), nodes,
+                                      lambda ni: _count_matching(ni.pods, sel, ns))
+
+        # hostname constraints score a node by its own matching pods: only the scored nodes are counted
+        names = [ni.name for ni in nodes]
+        s.node_counts = [dict(zip(names, matching(c, list(nodes)))) if c.topology_key == HOSTNAME else {}
+                         for c in s.constraints]
+        # per-domain sums over every node of the snapshot; the inclusion policies are checked only
+        # where they can exclude a node
         everywhere = req.selector == {} and req.terms is None
-        by_domain = [(c.topology_key, s.node_counts[i], c,
+        by_domain = [(c.topology_key, c,
                       c.node_taints_policy != "Honor" and (everywhere or c.node_affinity_policy != "Honor"))
-                     for i, c in enumerate(s.constraints) if c.topology_key != HOSTNAME]
+                     for c in s.constraints if c.topology_key != HOSTNAME]
         pair_count = s.pair_count
-        if by_domain:
+        if by_domain and all(included for _k, _c, included in by_domain):
+            # the usual case (system default constraints): sums kept up to date across cycles from
+            # the nodes that changed, instead of a walk over every node per pod
+            constraints = s.constraints
+
+            def share(ni: NodeInfo) -> tuple[tuple[tuple[str, str], int], ...]:
+                labels = ni.labels
+                if require_all and not _labels_have_keys(labels, constraints):
+                    return ()
+                return tuple(((key, labels.get(key, "")), _count_matching(ni.pods, c.selector, ns))
+                             for key, c, _inc in by_domain)
+
+            totals = self._domain_counts.total((tuple(constraints), ns, require_all), infos, share)
+            for pair in pair_count:
+                pair_count[pair] = totals.get(pair, 0)
+        elif by_domain:
+            counts = [dict(zip(infos, matching(c, infos))) for _key, c, _inc in by_domain]
             for ni in infos:
                 labels = ni.labels
                 if require_all and not _labels_have_keys(labels, s.constraints):
                     continue
-                for key, counts, c, included in by_domain:
+                for (key, c, included), by_node in zip(by_domain, counts):
                     pair = (key, labels.get(key, ""))
                     if pair not in pair_count:
                         continue
                     if not included and not c.match_node_inclusion(pod, ni.node or {}, req):
                         continue
-                    pair_count[pair] += counts[ni.name]
+                    pair_count[pair] += by_node[ni]
         state.write(_PRE_SCORE_KEY, s)
         return None
 
