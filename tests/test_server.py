@@ -187,6 +187,19 @@ async def test_openapi_v3_tells_kubectl_the_server_validates_fields(app):
     assert openapi.document("", "v1")["paths"]["/api/v1/nodes/{name}"]["patch"]["x-kubernetes-group-version-kind"]["kind"] == "Node"
 
 
+async def test_openapi_v2_is_an_empty_swagger_document_in_json_and_protobuf(app):
+    code, headers, body = await call(app, "GET", "/openapi/v2")
+    assert code == 200 and orjson.loads(body) == {
+        "swagger": "2.0", "info": {"title": "Kubernetes", "version": "v1.33.1"}, "paths": {}, "definitions": {}}
+    code, headers, body = await call(app, "GET", "/openapi/v2",
+                                     accept="application/com.github.proto-openapi.spec.v2@v1.0+protobuf")
+    assert code == 200
+    assert dict(headers)[b"content-type"] == b"application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+    # Document {1 swagger "2.0", 2 info {1 title, 2 version}, 8 paths {}, 9 definitions {}}
+    assert body == (b"\x0a\x032.0" + b"\x12\x15" + b"\x0a\x0aKubernetes" + b"\x12\x07v1.33.1"
+                    + b"\x42\x00" + b"\x4a\x00")
+
+
 # ---------------------------------------------------------------------------- verbs
 
 

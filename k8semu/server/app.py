@@ -284,6 +284,10 @@ class APIApp:
             doc = discovery.api_group(parts[1])
         elif parts[0] == "apis" and len(parts) == 3:
             doc = discovery.resource_list(parts[1], parts[2])
+        elif path == "/openapi/v2":
+            protobuf = "protobuf" in req.headers.get("accept", "")
+            return await _send(send, 200, openapi.v2_document(protobuf, VERSION_INFO["gitVersion"]),
+                               openapi.OPENAPI_V2_PROTOBUF if protobuf else "application/json")
         elif path == "/openapi/v3":
             doc = openapi.index()
         elif parts[:2] == ["openapi", "v3"] and len(parts) >= 4:

@@ -16,6 +16,12 @@ group-version. kubectl needs three things from them:
   ``x-kubernetes-group-version-kind`` list and walks ``allOf``/``$ref``
   properties, printing each referenced type by the last segment of its name.
 
+``/openapi/v2`` is served too, as a document with no definitions
+(:func:`v2_document`): kubectl validates on the client only the kinds whose
+group-version the v3 index lacks, and it reads those schemas from v2; a kind
+missing from v2 is not validated there, so an unknown kind reaches kubectl's
+own "no matches for kind" error, as against a real cluster.
+
 Schema names follow upstream's (``io.k8s.api.apps.v1.Deployment``,
 ``io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta``); a type shared by several
 groups is named after the first group-version that reaches it. Descriptions
@@ -255,3 +261,29 @@ def index() -> dict[str, Any]:
         _, h = document_bytes(g, v)
         paths[key] = {"serverRelativeURL": f"/openapi/v3/{key}?hash={h}"}
     return {"paths": paths}
+
+
+#: The Content-Type of ``/openapi/v2`` as protobuf (gnostic's ``openapi.v2.Document`` message).
+#: kubectl asks for the older ``…spec.v2@v1.0+protobuf``, which is not a valid media type (Go's
+#: ``mime.ParseMediaType`` rejects the ``@``), so kube-apiserver answers with this spelling.
+OPENAPI_V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+
+
+def _pb_string(field: int, value: bytes) -> bytes:
+    """One length-delimited protobuf field (strings and sub-messages under 128 bytes)."""
+    assert len(value) < 128
+    return bytes([field << 3 | 2, len(value)]) + value
+
+
+@functools.cache
+def v2_document(protobuf: bool, version: str) -> bytes:
+    """``GET /openapi/v2``: ``{"swagger": "2.0", "info": {...}, "paths": {}, "definitions": {}}``.
+
+    As JSON, or as the protobuf message kubectl requests (:data:`OPENAPI_V2_PROTOBUF`):
+    ``Document {1 swagger, 2 info {1 title, 2 version}, 8 paths {}, 9 definitions {}}``.
+    """
+    if not protobuf:
+        return orjson.dumps({"swagger": "2.0", "info": {"title": "Kubernetes", "version": version},
+                             "paths": {}, "definitions": {}})
+    info = _pb_string(1, b"Kubernetes") + _pb_string(2, version.encode())
+    return _pb_string(1, b"2.0") + _pb_string(2, info) + _pb_string(8, b"") + _pb_string(9, b"")
