@@ -160,7 +160,19 @@ def is_atomic_map(kind: str, names: tuple[str, ...]) -> bool:
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, sort_keys=True)  # built once
 
 
+def _plain(v: Any) -> bool:
+    return isinstance(v, str) or (isinstance(v, int) and -(1 << 63) <= v < (1 << 63))
+
+
 def _json(value: Any) -> str:
+    """Compact JSON with sorted keys and raw non-ASCII, as Go's encoder writes path elements.
+
+    Strings and 64-bit integers (every list key in practice) go through orjson, which writes
+    them byte for byte as the standard encoder does; anything else (floats, whose spelling
+    differs) through the standard encoder.
+    """
+    if _plain(value) or (isinstance(value, dict) and all(map(_plain, value.values()))):
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
     return _ENCODER.encode(value)
 
 
@@ -183,12 +195,11 @@ def item_element(item: Any, lt: ListType, where: Path = (), index: int = 0) -> s
     """
     if lt.kind == "set":
         return "v:" + _json(item)
-    defaults = dict(lt.defaults)
     key: dict[str, Any] = {}
     for k in lt.keys:
         if isinstance(item, dict) and item.get(k) is not None:
             key[k] = item[k]
-        elif k in defaults:
+        elif k in (defaults := dict(lt.defaults)):
             key[k] = defaults[k]
         else:
             raise ListKeyError(
