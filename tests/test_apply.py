@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import copy
+import json
 import inspect
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from k8semu.api import errors
+from k8semu.api import errors, fieldpath
 from k8semu.api.apiserver import APIServer
 from k8semu.api.apply import apply_config, track_update
 from k8semu.api.fieldpath import compare, fields_of, from_fieldsv1, path_string, sort_paths, to_fieldsv1
@@ -421,3 +422,13 @@ def test_equal_managed_fields_are_shared_between_objects_and_after_a_reopen(tmp_
     docs = [again.api.get("configmaps", n, namespace="default")["metadata"]["managedFields"][0]["fieldsV1"]
             for n in ("a", "b")]
     assert docs[0] == {"f:data": {".": {}, "f:k": {}}} and docs[0] is docs[1]
+
+
+@given(st.one_of(
+    st.text(), st.integers(min_value=-(1 << 70), max_value=1 << 70), st.booleans(), st.floats(allow_nan=False),
+    st.dictionaries(st.text(max_size=5), st.one_of(st.text(), st.integers(), st.booleans()), max_size=3)))
+def test_list_item_path_elements_are_spelled_as_the_standard_json_encoder_spells_them(value):
+    """``k:{...}`` / ``v:...`` elements must be byte-identical however they are encoded: they are
+    compared with the ones in stored managedFields."""
+    standard = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+    assert fieldpath._json(value) == standard.encode(value)
