@@ -106,13 +106,27 @@ class Indexer:
                 idx.setdefault(v, {})[key] = None
 
     def upsert(self, obj: Obj) -> Obj | None:
-        """Store ``obj``; returns the previous version or None."""
+        """Store ``obj``; returns the previous version or None. An index whose values did not
+        change (most updates: status writes keep labels and node) is left as it is."""
         key = meta_namespace_key(obj)
         old = self._items.get(key)
-        if old is not None:
-            self._unindex(key, old)
         self._items[key] = obj
-        self._index(key, obj)
+        if old is None:
+            self._index(key, obj)
+            return None
+        for name, fn in self._indexers.items():
+            before, after = fn(old), fn(obj)
+            if before == after:
+                continue
+            idx = self._indices[name]
+            for v in before:
+                bucket = idx.get(v)
+                if bucket is not None:
+                    bucket.pop(key, None)
+                    if not bucket:
+                        del idx[v]
+            for v in after:
+                idx.setdefault(v, {})[key] = None
         return old
 
     def delete(self, obj: Obj) -> Obj | None:
