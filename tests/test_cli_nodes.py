@@ -80,7 +80,7 @@ def test_taint_and_untaint(k):
     assert k("taint", "nodes", "node-1", "dedicated=web:NoSchedule") == (0, ["node/node-1 tainted"], [])
     assert _node(k, "node-1")["spec"]["taints"] == [{"key": "dedicated", "value": "web", "effect": "NoSchedule"}]
     assert k("taint", "nodes", "node-1", "dedicated=db:NoSchedule") == (
-        1, [], ["error: node node-1 already has map[dedicated:NoSchedule] taint(s) with same effect(s) and "
+        1, [], ["error: node node-1 already has dedicated taint(s) with same effect(s) and "
                 "--overwrite is false"])
     assert k("taint", "nodes", "node-1", "dedicated=db:NoSchedule", "--overwrite") == (
         0, ["node/node-1 modified"], [])

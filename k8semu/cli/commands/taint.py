@@ -7,7 +7,7 @@ effect of the key). Effects: NoSchedule, PreferNoSchedule, NoExecute.
 As kubectl's ``reorganizeTaints``: the new list is the added taints, then
 the node's other taints (same key and effect = the same taint); without
 ``--overwrite`` a taint whose key and effect exist is ``error: node node-1
-already has map[k:NoSchedule] taint(s) with same effect(s) and --overwrite
+already has k taint(s) with same effect(s) and --overwrite
 is false``; removing one that is not there is ``error: taint "k:NoSchedule"
 not found``. The change is a strategic merge patch (field manager
 ``kubectl-taint``) and the line ``node/node-1 tainted`` / ``untainted`` /
@@ -99,8 +99,8 @@ def reorganize(node: dict[str, Any], to_add: list[dict[str, Any]], to_remove: li
     if not overwrite:
         clash = [t for t in to_add if any(_same(t, o) for o in old)]
         if clash:
-            shown = " ".join(f"{t['key']}:{t['effect']}" for t in clash)
-            raise TargetError(f"node {name} already has map[{shown}] taint(s) with same effect(s) and "
+            shown = ",".join(t["key"] for t in clash)  # kubectl's CheckIfTaintsAlreadyExists: the keys
+            raise TargetError(f"node {name} already has {shown} taint(s) with same effect(s) and "
                               "--overwrite is false")
     new = list(to_add) + [o for o in old if not any(_same(t, o) for t in to_add)]
     added = len(old) != len(new)
