@@ -230,6 +230,16 @@ def test_an_unknown_kind_gets_kubectls_no_matches_error(server, minor):
                           "ensure CRDs are installed first\n")
 
 
+def test_auth_can_i_asks_the_servers_rbac(server):
+    k = server.kubectl
+    assert k("auth", "can-i", "create", "pods").stdout == "yes\n"
+    out = k("--token", "jane-token", "auth", "can-i", "create", "pods", ok=False)
+    assert (out.returncode, out.stdout) == (1, "no\n")
+    out = k("--token", "jane-token", "auth", "can-i", "--list")
+    assert re.search(r"^selfsubjectaccessreviews\.authorization\.k8s\.io\s+\[\]\s+\[\]\s+\[create\]$",
+                     out.stdout, re.M), out.stdout
+
+
 def test_forbidden_user_and_bad_token(server):
     k = server.kubectl
     out = k("--token", "jane-token", "get", "pods", ok=False)

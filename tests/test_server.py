@@ -200,6 +200,47 @@ async def test_openapi_v2_is_an_empty_swagger_document_in_json_and_protobuf(app)
                     + b"\x42\x00" + b"\x4a\x00")
 
 
+async def test_access_reviews_answer_what_rbac_decides_and_store_nothing(app):
+    """What ``kubectl auth can-i`` (SelfSubjectAccessReview / SelfSubjectRulesReview) and webhooks
+    (SubjectAccessReview / LocalSubjectAccessReview) ask: 201 with the status, nothing stored."""
+    base = "/apis/authorization.k8s.io/v1"
+    rev = app.api.log.revision
+    ssar = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+            "spec": {"resourceAttributes": {"namespace": "default", "verb": "create", "resource": "pods"}}}
+    code, out = await call_json(app, "POST", base + "/selfsubjectaccessreviews", ssar)
+    assert (code, out["status"]) == (201, {"allowed": True})
+    code, out = await call_json(app, "POST", base + "/selfsubjectaccessreviews", ssar, token=JANE)
+    assert (code, out["status"]) == (201, {"allowed": False})
+    sar = {"kind": "SubjectAccessReview", "spec": {
+        "user": "system:kube-scheduler", "resourceAttributes": {"verb": "create", "resource": "pods",
+                                                                 "subresource": "binding", "namespace": "default"}}}
+    code, out = await call_json(app, "POST", base + "/subjectaccessreviews", sar)
+    assert code == 201 and out["status"] == {"allowed": True, "reason": (
+        'RBAC: allowed by ClusterRoleBinding "system:kube-scheduler" of ClusterRole "system:kube-scheduler" '
+        'to User "system:kube-scheduler"')}
+    code, out = await call_json(app, "POST", base + "/subjectaccessreviews", {"kind": "SubjectAccessReview", "spec": {
+        "resourceAttributes": {"verb": "get", "resource": "pods"}}})
+    assert code == 422 and out["message"] == ('SubjectAccessReview.authorization.k8s.io "" is invalid: spec.user: '
+                                              'Invalid value: "": at least one of user or group must be specified')
+    lsar = {"kind": "LocalSubjectAccessReview", "spec": {
+        "user": "jane", "resourceAttributes": {"verb": "get", "resource": "pods", "namespace": "other"}}}
+    code, out = await call_json(app, "POST", base + "/namespaces/default/localsubjectaccessreviews", lsar)
+    assert code == 400 and out["message"] == "spec.resourceAttributes.namespace must match namespace: default"
+    code, out = await call_json(app, "POST", base + "/subjectaccessreviews", sar, token=JANE)
+    assert code == 403
+    code, out = await call_json(app, "POST", base + "/selfsubjectrulesreviews",
+                                {"kind": "SelfSubjectRulesReview", "spec": {"namespace": "default"}}, token=JANE)
+    assert code == 201 and {"verbs": ["create"], "apiGroups": ["authorization.k8s.io"],
+                            "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]} in \
+        out["status"]["resourceRules"]
+    code, _ = await call_json(app, "GET", base + "/selfsubjectaccessreviews")
+    assert code == 405
+    assert app.api.log.revision == rev
+    code, lst = await call_json(app, "GET", base)
+    assert [r["name"] for r in lst["resources"]] == [
+        "localsubjectaccessreviews", "selfsubjectaccessreviews", "selfsubjectrulesreviews", "subjectaccessreviews"]
+
+
 # ---------------------------------------------------------------------------- verbs
 
 

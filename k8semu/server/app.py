@@ -42,7 +42,7 @@ from ..api import errors
 from ..api.apiserver import APPLY_PATCH, JSON_PATCH, PATCH_TYPES, RequestContext, WatchEvent
 from ..api.auth import SYSTEM_MASTERS, UserInfo, anonymous
 from ..api.resources import ResourceInfo, by_resource
-from . import discovery, metrics, openapi, protobuf
+from . import authorization, discovery, metrics, openapi, protobuf
 from .watchcache import SharedWatch
 
 __all__ = ["APIApp", "VERSION_INFO"]
@@ -241,6 +241,9 @@ class APIApp:
         if group == metrics.GROUP:  # metrics-server's API, served from the emulated usage
             return await _send_json(send, 200, metrics.handle(self.api, ctx, req.method, version, rest, req.query,
                                                               req.wants_table))
+        if group == authorization.GROUP:  # access reviews: answered, never stored
+            body = _request_body(req) if req.method == "POST" else None
+            return await _send_json(send, 201, authorization.handle(self.api, ctx, req.method, version, rest, body))
         if len(rest) >= 3 and rest[0] == "namespaces":
             info = by_resource(group, rest[2])
             if info is not None and info.namespaced:
@@ -418,22 +421,7 @@ class APIApp:
                 rv = (obj.get("metadata") or {}).get("resourceVersion")
                 return await _send_json(send, 200, self._table([obj], info, req, {"resourceVersion": rv}))
             return await _send_json(send, 200, obj)
-        if req.body and req.content_type == protobuf.MEDIA_TYPE and m != "PATCH":
-            # kubectl's typed clients (create namespace|deployment|…, create token) send protobuf;
-            # decoded to the same dict a JSON body gives (responses stay JSON, which they accept)
-            try:
-                body = protobuf.decode_body(req.body)
-            except protobuf.UnsupportedProtobufType as e:
-                raise errors.UnsupportedMediaType(str(e)) from None
-            except protobuf.ProtobufError as e:
-                raise errors.BadRequest(str(e)) from None
-        elif req.body and req.content_type not in ("application/json", "application/yaml", *PATCH_TYPES):
-            # CBOR and other bodies are not decoded here
-            raise errors.UnsupportedMediaType(
-                f'the body of the request was in an unknown format - accepted media types include: '
-                f'application/json, application/yaml, {protobuf.MEDIA_TYPE}, {", ".join(PATCH_TYPES)}')
-        else:
-            body = req.json_body()
+        body = _request_body(req)
         if m == "POST":
             if name is None:
                 if not isinstance(body, dict):
@@ -870,6 +858,31 @@ async def _send(send: Send, code: int, body: bytes, content_type: str,
           (b"cache-control", b"no-cache, private")]
     await send({"type": "http.response.start", "status": code, "headers": hs + list(headers or ())})
     await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+def _request_body(req: _Request) -> Any:
+    """The request body as a JSON-shaped value: JSON or YAML as sent, Kubernetes protobuf decoded.
+
+    kubectl's typed clients (``create namespace|deployment|…``, ``create token``, ``auth can-i``)
+    send protobuf; it is decoded to the same dict a JSON body gives (responses stay JSON, which
+    they accept).
+
+    Raises:
+        UnsupportedMediaType: a protobuf kind k8semu has no schema for, CBOR or another type.
+        BadRequest: a malformed body.
+    """
+    if req.body and req.content_type == protobuf.MEDIA_TYPE and req.method != "PATCH":
+        try:
+            return protobuf.decode_body(req.body)
+        except protobuf.UnsupportedProtobufType as e:
+            raise errors.UnsupportedMediaType(str(e)) from None
+        except protobuf.ProtobufError as e:
+            raise errors.BadRequest(str(e)) from None
+    if req.body and req.content_type not in ("application/json", "application/yaml", *PATCH_TYPES):
+        raise errors.UnsupportedMediaType(
+            f'the body of the request was in an unknown format - accepted media types include: '
+            f'application/json, application/yaml, {protobuf.MEDIA_TYPE}, {", ".join(PATCH_TYPES)}')
+    return req.json_body()
 
 
 async def _send_json(send: Send, code: int, obj: Any, *, content_type: str = "application/json") -> None:

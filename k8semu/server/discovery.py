@@ -13,8 +13,11 @@ Two formats, both served because clients use both:
   (``APIResourceList``, subresources as ``pods/eviction`` entries with their
   own group/version/kind). ``kubectl drain`` and the Python client use these.
 
-Both also list ``metrics.k8s.io/v1beta1`` (:mod:`.metrics`, metrics-server's
-API, last as an aggregated group), which ``kubectl top`` looks for.
+Both also list the groups answered by their own modules, not stored
+(:data:`SERVED_ELSEWHERE`): ``authorization.k8s.io/v1`` (:mod:`.authorization`,
+the access reviews ``kubectl auth can-i`` creates) and ``metrics.k8s.io/v1beta1``
+(:mod:`.metrics`, metrics-server's API, last, as an aggregated group), which
+``kubectl top`` looks for.
 
 Everything here is a pure function of the resource table; results are cached.
 """
@@ -25,7 +28,7 @@ import functools
 from typing import Any
 
 from ..api.resources import RESOURCES, ResourceInfo
-from . import metrics
+from . import authorization, metrics
 
 __all__ = [
     "group_versions",
@@ -36,6 +39,18 @@ __all__ = [
     "resource_list",
     "SUBRESOURCE_KINDS",
 ]
+
+#: Groups answered by their own modules: (group, version, resources, whether the resources have
+#: singular names in discovery; metrics-server leaves them empty).
+SERVED_ELSEWHERE: tuple[tuple[str, str, tuple[ResourceInfo, ...], bool], ...] = (
+    (authorization.GROUP, authorization.VERSION, authorization.RESOURCES, True),
+    (metrics.GROUP, metrics.VERSION, (metrics.NODES, metrics.PODS), False),
+)
+
+
+def _elsewhere(group: str) -> tuple[str, str, tuple[ResourceInfo, ...], bool] | None:
+    return next((g for g in SERVED_ELSEWHERE if g[0] == group), None)
+
 
 #: subresource -> ((group, version, kind) of what it returns or None for the parent's kind, verbs),
 #: as kube-apiserver registers them.
@@ -107,8 +122,13 @@ def aggregated(core: bool, version: str = "v2") -> dict[str, Any]:
                 resources.append(entry)
             versions.append({"version": v, "resources": resources, "freshness": "Current"})
         items.append({"metadata": {"name": group, "creationTimestamp": None}, "versions": versions})
-    if not core:  # metrics-server's group, served behind the aggregator (server.metrics)
-        items.append(metrics.aggregated_group())
+    if not core:
+        for group, gv, rs, named in SERVED_ELSEWHERE:
+            resources = [{"resource": r.plural, "responseKind": {"group": group, "version": gv, "kind": r.kind},
+                          "scope": "Namespaced" if r.namespaced else "Cluster",
+                          "singularResource": r.singular if named else "", "verbs": list(r.verbs)} for r in rs]
+            items.append({"metadata": {"name": group, "creationTimestamp": None},
+                          "versions": [{"version": gv, "resources": resources, "freshness": "Current"}]})
     return {
         "kind": "APIGroupDiscoveryList",
         "apiVersion": f"apidiscovery.k8s.io/{version}",
@@ -128,9 +148,11 @@ def api_versions(server_address: str) -> dict[str, Any]:
 
 def api_group(group: str) -> dict[str, Any] | None:
     """``GET /apis/<group>``: the ``APIGroup`` (None for an unknown group)."""
-    if group == metrics.GROUP:
-        return metrics.api_group()
-    versions = [{"groupVersion": f"{g}/{v}", "version": v} for g, v in group_versions() if g == group]
+    other = _elsewhere(group)
+    if other is not None:
+        versions = [{"groupVersion": f"{group}/{other[1]}", "version": other[1]}]
+    else:
+        versions = [{"groupVersion": f"{g}/{v}", "version": v} for g, v in group_versions() if g == group]
     if not group or not versions:
         return None
     return {"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": versions,
@@ -144,15 +166,23 @@ def api_group_list() -> dict[str, Any]:
     for group in dict.fromkeys(g for g, _ in group_versions() if g):
         g = api_group(group)
         groups.append({k: g[k] for k in ("name", "versions", "preferredVersion")})
-    groups.append(metrics.group_list_entry())
+    for group, *_ in SERVED_ELSEWHERE:
+        g = api_group(group)
+        groups.append({k: g[k] for k in ("name", "versions", "preferredVersion")})
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 
 @functools.cache
 def resource_list(group: str, version: str) -> dict[str, Any] | None:
     """``GET /api/v1`` or ``/apis/<group>/<version>``: the ``APIResourceList`` (None if not served)."""
-    if (group, version) == (metrics.GROUP, metrics.VERSION):
-        return metrics.resource_list()
+    other = _elsewhere(group)
+    if other is not None:
+        if version != other[1]:
+            return None
+        return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": f"{group}/{version}",
+                "resources": [{"name": r.plural, "singularName": r.singular if other[3] else "",
+                               "namespaced": r.namespaced, "kind": r.kind, "verbs": list(r.verbs)}
+                              for r in other[2]]}
     rs = _resources_of(group, version)
     if not rs:
         return None

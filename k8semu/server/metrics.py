@@ -9,8 +9,8 @@ CPU averaged over the ``window``, memory at the ``timestamp``) — the same that
 
 Served, as metrics-server's ``pkg/api`` (``nodeMetrics`` / ``podMetrics``):
 
-- discovery: the group in ``/apis`` (legacy and aggregated), ``/apis/metrics.k8s.io``
-  and the ``APIResourceList`` of ``v1beta1`` (``nodes`` → ``NodeMetrics``,
+- discovery (:mod:`.discovery`): the group in ``/apis`` (legacy and aggregated),
+  ``/apis/metrics.k8s.io`` and the ``APIResourceList`` of ``v1beta1`` (``nodes`` → ``NodeMetrics``,
   cluster-scoped; ``pods`` → ``PodMetrics``, namespaced; verbs ``get``, ``list``);
 - ``GET …/nodes`` (``labelSelector`` on the nodes) and ``…/nodes/NAME``;
 - ``GET …/pods`` (every namespace), ``…/namespaces/NS/pods`` (``labelSelector``)
@@ -38,8 +38,7 @@ from ..api.quantity import parse_quantity
 from ..api.resources import ResourceInfo
 from ..node.metrics import METRIC_RESOLUTION, MetricsServer, scrape
 
-__all__ = ["GROUP", "VERSION", "NODES", "PODS", "stopped_machines", "cluster_metrics", "handle",
-           "api_group", "group_list_entry", "resource_list", "aggregated_group"]
+__all__ = ["GROUP", "VERSION", "NODES", "PODS", "stopped_machines", "cluster_metrics", "handle"]
 
 GROUP = "metrics.k8s.io"
 VERSION = "v1beta1"
@@ -71,34 +70,6 @@ def cluster_metrics(api: Any, now: float, server: MetricsServer | None = None):
 
 
 # ---------------------------------------------------------------------------- discovery
-
-def api_group() -> dict[str, Any]:
-    """``GET /apis/metrics.k8s.io``: the ``APIGroup``."""
-    gv = {"groupVersion": f"{GROUP}/{VERSION}", "version": VERSION}
-    return {"kind": "APIGroup", "apiVersion": "v1", "name": GROUP, "versions": [gv], "preferredVersion": gv}
-
-
-def group_list_entry() -> dict[str, Any]:
-    """The group's entry in ``GET /apis`` (``APIGroupList``)."""
-    g = api_group()
-    return {k: g[k] for k in ("name", "versions", "preferredVersion")}
-
-
-def resource_list() -> dict[str, Any]:
-    """``GET /apis/metrics.k8s.io/v1beta1``: metrics-server's ``APIResourceList``."""
-    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": f"{GROUP}/{VERSION}",
-            "resources": [{"name": r.plural, "singularName": "", "namespaced": r.namespaced, "kind": r.kind,
-                           "verbs": list(r.verbs)} for r in (NODES, PODS)]}
-
-
-def aggregated_group() -> dict[str, Any]:
-    """The group's ``APIGroupDiscovery`` item in aggregated discovery of ``/apis``."""
-    resources = [{"resource": r.plural, "responseKind": {"group": GROUP, "version": VERSION, "kind": r.kind},
-                  "scope": "Namespaced" if r.namespaced else "Cluster", "singularResource": "",
-                  "verbs": list(r.verbs)} for r in (NODES, PODS)]
-    return {"metadata": {"name": GROUP, "creationTimestamp": None},
-            "versions": [{"version": VERSION, "resources": resources, "freshness": "Current"}]}
-
 
 # ---------------------------------------------------------------------------- requests
 

@@ -282,6 +282,18 @@ TokenRequest: 1 metadata:ObjectMeta; 2 spec:TokenRequestSpec; 3 status:TokenRequ
 TokenRequestSpec: 1 audiences:[s]; 3 boundObjectRef:BoundObjectReference; 4 expirationSeconds:i?
 BoundObjectReference: 1 kind; 2 apiVersion; 3 name; 4 uid
 TokenRequestStatus: 1 token; 2 expirationTimestamp:Time
+
+SelfSubjectAccessReview: 1 metadata:ObjectMeta; 2 spec:SelfSubjectAccessReviewSpec; 3 status:SubjectAccessReviewStatus
+SelfSubjectAccessReviewSpec: 1 resourceAttributes:ResourceAttributes; 2 nonResourceAttributes:NonResourceAttributes
+SubjectAccessReview: 1 metadata:ObjectMeta; 2 spec:SubjectAccessReviewSpec; 3 status:SubjectAccessReviewStatus
+LocalSubjectAccessReview: 1 metadata:ObjectMeta; 2 spec:SubjectAccessReviewSpec; 3 status:SubjectAccessReviewStatus
+SubjectAccessReviewSpec: 1 resourceAttributes:ResourceAttributes; 2 nonResourceAttributes:NonResourceAttributes;
+  3 user; 4 groups:[s]; 6 uid
+ResourceAttributes: 1 namespace; 2 verb; 3 group; 4 version; 5 resource; 6 subresource; 7 name
+NonResourceAttributes: 1 path; 2 verb
+SubjectAccessReviewStatus: 1 allowed:b; 2 reason; 3 evaluationError; 4 denied:b
+SelfSubjectRulesReview: 1 metadata:ObjectMeta; 2 spec:SelfSubjectRulesReviewSpec; 3 status:EmptyStatus
+SelfSubjectRulesReviewSpec: 1 namespace
 """
 
 #: apiVersion -> the kinds of that version a body may carry (the root messages of _SCHEMA).
@@ -295,6 +307,8 @@ _ROOTS: dict[str, tuple[str, ...]] = {
     "scheduling.k8s.io/v1": ("PriorityClass",),
     "networking.k8s.io/v1": ("Ingress",),
     "authentication.k8s.io/v1": ("TokenRequest",),
+    "authorization.k8s.io/v1": ("SelfSubjectAccessReview", "SubjectAccessReview", "LocalSubjectAccessReview",
+                                "SelfSubjectRulesReview"),
 }
 #: Kinds accepted under any apiVersion (client-go encodes options with the request's group version).
 _ANY_VERSION = ("DeleteOptions",)
