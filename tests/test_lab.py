@@ -90,7 +90,7 @@ def test_cluster_create_says_the_control_plane_node_comes_on_top_of_the_workers(
     assert k8semu(path, "cluster", "create", "--nodes", "1", "--bare") == (
         0, f'cluster created: 1 control-plane node, 1 worker ("{path}", seed 0)\n', "")
     rc, out, _ = k8semu(path, "cluster", "info")
-    assert rc == 0 and "nodes:     control-plane, node-1\n" in out
+    assert rc == 0 and "nodes:     control-plane, node-1\n" in out and "time:      0s\n" in out
     other = tmp_path / "other.log"
     assert k8semu(other, "cluster", "create", "--nodes", "-1") == (
         1, "", "error: --nodes must be 0 or more (worker nodes), not -1\n")

@@ -13,6 +13,7 @@ import argparse
 
 from ...sim.cluster import Cluster
 from ...sim.config import ClusterConfig
+from ..durations import go_duration
 from ..output import die
 from ..session import cluster_path, lock_cluster, open_cluster
 
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"seed:      {cluster.seed}")
     print(f"nodes:     {', '.join(n.name for n in cluster.nodes.nodes)}")
     print(f"revision:  {log.revision}")
-    print(f"time:      {cluster.time:g}s")
+    print(f"time:      {go_duration(cluster.time)}")
     print(f"objects:   {len(log)}")
     cluster.close()
     return 0
