@@ -36,10 +36,11 @@ def test_set_image_status_undo_history(k):
 
 def test_history_revision_shows_the_pod_template(k):
     rc, out, _ = k("rollout", "history", "deployment", "web", "--revision", "1")
+    # kubectl prints describe's pod template without a tabwriter: the tabs stay
     assert rc == 0 and out[:4] == ["deployment.apps/web with revision #1", "Pod Template:",
-                                   "  Labels:       app=web", out[3]]
-    assert out[3].startswith("                pod-template-hash=")
-    assert "    Image:      nginx:1.30-alpine" in out
+                                   "  Labels:\tapp=web", out[3]]
+    assert out[3].startswith("\tpod-template-hash=")
+    assert "    Image:\tnginx:1.30-alpine" in out and "    Port:\t80/TCP (http)" in out
     assert k("rollout", "history", "deployment/web", "--revision", "7")[2] == [
         "error: unable to find the specified revision"]
 

@@ -55,6 +55,11 @@ class PrefixWriter:
         self.flush()
         return "".join(self._done)
 
+    def raw(self) -> str:
+        """What was written, tabs left as they are (a PrefixWriter over a plain buffer, as
+        ``kubectl rollout history --revision`` prints its pod template)."""
+        return "".join(self._buf)
+
 
 # ----------------------------------------------------------------------------- small helpers
 

@@ -34,7 +34,9 @@ from ...api.meta import is_controlled_by
 from ...controllers.deployment import RollbackError, restart_patch, rollback_patch
 from ...timeline.rerun import ClientWaits
 from ..durations import parse_duration
+from ..describe import PrefixWriter, describe_pod_template
 from ..output import display_name, server_error
+from ..printing import tabwrite
 from ..session import open_cluster
 from ..targets import Target, add_run_flags, add_target_flags, resolve_args, run_write
 
@@ -221,35 +223,6 @@ def run_status(args: argparse.Namespace) -> int:
 
 # --------------------------------------------------------------------------- history
 
-def tabwrite(text: str, minwidth: int = 0, padding: int = 2) -> str:
-    """Align tab-separated cells as Go's ``text/tabwriter`` (padchar ' ', no flags).
-
-    A column block is a run of consecutive lines that have a tab-terminated cell
-    in that column; each block is as wide as its widest cell plus ``padding``.
-    The last cell of a line is not tab-terminated and is never padded.
-    """
-    lines = [line.split("\t") for line in text.split("\n")]
-    out = [[] for _ in lines]
-
-    def fmt(line0: int, line1: int, column: int, widths: list[int]) -> None:
-        this = line0
-        while this < line1:
-            if column >= len(lines[this]) - 1:
-                this += 1
-                continue
-            start = this
-            width = minwidth
-            while this < line1 and column < len(lines[this]) - 1:
-                width = max(width, len(lines[this][column]) + padding)
-                this += 1
-            for i in range(start, this):
-                out[i].append(lines[i][column].ljust(width))
-            fmt(start, this, column + 1, widths + [width])
-
-    fmt(0, len(lines), 0, [])
-    return "\n".join("".join(cells) + line[-1] for cells, line in zip(out, lines))
-
-
 def _history(api: Any, d: dict[str, Any]) -> dict[int, dict[str, Any]]:
     rss = api.list("replicasets", namespace=d["metadata"]["namespace"])["items"]
     out: dict[int, dict[str, Any]] = {}
@@ -261,116 +234,6 @@ def _history(api: Any, d: dict[str, Any]) -> dict[int, dict[str, Any]]:
             out[int(ann.get(REVISION_ANNOTATION, ""))] = rs
         except ValueError:
             continue
-    return out
-
-
-def describe_template(template: dict[str, Any]) -> str:
-    """A pod template as ``kubectl describe`` prints it (``Pod Template:`` section), tab-separated."""
-    meta = template.get("metadata") or {}
-    spec = template.get("spec") or {}
-    lines = ["Pod Template:"]
-
-    def kv_block(title: str, items: dict[str, str], indent: str, sep: str = "=") -> None:
-        if not items:
-            lines.append(f"{indent}{title}:\t<none>")
-            return
-        for i, k in enumerate(sorted(items)):
-            lines.append(f"{indent}{title + ':' if i == 0 else ''}\t{k}{sep}{items[k]}")
-
-    kv_block("Labels", meta.get("labels") or {}, "  ")
-    kv_block("Annotations", meta.get("annotations") or {}, "  ", ": ")
-    if spec.get("serviceAccountName"):
-        lines.append(f"  Service Account:\t{spec['serviceAccountName']}")
-    for title, field in (("Init Containers", "initContainers"), ("Containers", "containers")):
-        cs = spec.get(field) or []
-        if not cs and field == "initContainers":
-            continue
-        lines.append(f"  {title}:")
-        for c in cs:
-            lines.extend(_describe_container(c))
-    vols = spec.get("volumes") or []
-    if not vols:
-        lines.append("  Volumes:\t<none>")
-    else:
-        lines.append("  Volumes:")
-        for v in vols:
-            lines.append(f"   {v['name']}:")
-            kind = next((k for k in v if k != "name"), "")
-            lines.append(f"    Type:\t{kind}")
-    sel = spec.get("nodeSelector") or {}
-    lines.append("  Node-Selectors:\t" + (",".join(f"{k}={v}" for k, v in sorted(sel.items())) or "<none>"))
-    tols = [_toleration(t) for t in spec.get("tolerations") or []]
-    lines.append("  Tolerations:\t" + (tols[0] if tols else "<none>"))
-    lines.extend(f"  \t{t}" for t in tols[1:])
-    return "\n".join(lines)
-
-
-def _toleration(t: dict[str, Any]) -> str:
-    """``key=value:effect op=Exists for 300s``, as kubectl describe."""
-    s = t.get("key", "")
-    if t.get("value"):
-        s += f"={t['value']}"
-    if t.get("effect"):
-        s += f":{t['effect']}"
-    if t.get("operator") == "Exists" and not t.get("value"):
-        s += " op=Exists" if s else "op=Exists"
-    if t.get("tolerationSeconds") is not None:
-        s += f" for {t['tolerationSeconds']}s"
-    return s
-
-
-def _probe(p: dict[str, Any]) -> str:
-    if "httpGet" in p:
-        h = p["httpGet"]
-        action = f"http-get {h.get('scheme', 'HTTP').lower()}://{h.get('host', '')}:{h.get('port')}{h.get('path', '')}"
-    elif "tcpSocket" in p:
-        action = f"tcp-socket {p['tcpSocket'].get('host', '')}:{p['tcpSocket'].get('port')}"
-    elif "exec" in p:
-        action = f"exec {p['exec'].get('command')}".replace(",", "")
-    else:
-        action = "unknown"
-    return (f"{action} delay={p.get('initialDelaySeconds', 0)}s timeout={p.get('timeoutSeconds', 1)}s "
-            f"period={p.get('periodSeconds', 10)}s #success={p.get('successThreshold', 1)} "
-            f"#failure={p.get('failureThreshold', 3)}")
-
-
-def _describe_container(c: dict[str, Any]) -> list[str]:
-    out = [f"   {c['name']}:", f"    Image:\t{c.get('image', '')}"]
-    ports = c.get("ports") or []
-    if ports:
-        out.append("    Port" + ("s" if len(ports) > 1 else "") + ":\t"
-                   + ", ".join(f"{p['containerPort']}/{p.get('protocol', 'TCP')}" for p in ports))
-        out.append("    Host Port" + ("s" if len(ports) > 1 else "") + ":\t"
-                   + ", ".join(f"{p.get('hostPort', 0)}/{p.get('protocol', 'TCP')}" for p in ports))
-    else:
-        out.append("    Port:\t<none>")
-        out.append("    Host Port:\t<none>")
-    if c.get("command"):
-        out.append("    Command:")
-        out.extend(f"      {x}" for x in c["command"])
-    if c.get("args"):
-        out.append("    Args:")
-        out.extend(f"      {x}" for x in c["args"])
-    res = c.get("resources") or {}
-    for title, key in (("Limits", "limits"), ("Requests", "requests")):
-        if res.get(key):
-            out.append(f"    {title}:")
-            out.extend(f"      {k}:\t{v}" for k, v in sorted(res[key].items()))
-    for title, key in (("Liveness", "livenessProbe"), ("Readiness", "readinessProbe"), ("Startup", "startupProbe")):
-        if c.get(key):
-            out.append(f"    {title}:\t{_probe(c[key])}")
-    env = c.get("env") or []
-    if not env:
-        out.append("    Environment:\t<none>")
-    else:
-        out.append("    Environment:")
-        out.extend(f"      {e['name']}:\t{e.get('value', '')}" for e in env)
-    mounts = c.get("volumeMounts") or []
-    if not mounts:
-        out.append("    Mounts:\t<none>")
-    else:
-        out.append("    Mounts:")
-        out.extend(f"      {m['mountPath']} from {m['name']} ({'ro' if m.get('readOnly') else 'rw'})" for m in mounts)
     return out
 
 
@@ -393,8 +256,9 @@ def run_history(args: argparse.Namespace) -> int:
                 if rs is None:
                     print("error: unable to find the specified revision", file=sys.stderr)
                     return 1
-                text = tabwrite(describe_template((rs.get("spec") or {}).get("template") or {}))
-                print(f"{display_name(t.info, t.name)} with revision #{args.revision}\n{text}\n")
+                w = PrefixWriter()  # kubectl's printTemplate: describe's DescribePodTemplate, no tabwriter
+                describe_pod_template(w, (rs.get("spec") or {}).get("template") or {})
+                print(f"{display_name(t.info, t.name)} with revision #{args.revision}\n{w.raw()}")
                 continue
             rows = ["REVISION\tCHANGE-CAUSE"]
             for rev in sorted(history):
