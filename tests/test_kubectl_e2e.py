@@ -235,6 +235,9 @@ def test_auth_can_i_asks_the_servers_rbac(server):
     assert k("auth", "can-i", "create", "pods").stdout == "yes\n"
     out = k("--token", "jane-token", "auth", "can-i", "create", "pods", ok=False)
     assert (out.returncode, out.stdout) == (1, "no\n")
+    assert k("auth", "can-i", "create", "pods", "--as", "jane", ok=False).stdout == "no\n"
+    assert _rows(k("auth", "whoami", "--as", "jane", "--as-group", "devs").stdout) == [
+        ["ATTRIBUTE", "VALUE"], ["Username", "jane"], ["Groups", "[devs system:authenticated]"]]
     out = k("--token", "jane-token", "auth", "can-i", "--list")
     assert re.search(r"^selfsubjectaccessreviews\.authorization\.k8s\.io\s+\[\]\s+\[\]\s+\[create\]$",
                      out.stdout, re.M), out.stdout

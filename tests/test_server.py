@@ -241,6 +241,41 @@ async def test_access_reviews_answer_what_rbac_decides_and_store_nothing(app):
         "localsubjectaccessreviews", "selfsubjectaccessreviews", "selfsubjectrulesreviews", "subjectaccessreviews"]
 
 
+async def test_impersonation_needs_the_impersonate_verb_and_acts_as_the_named_user(app):
+    """``kubectl --as`` / ``--as-group``: the admin may impersonate anyone, the request is then
+    authorized as that user; jane may not impersonate, and says so in upstream's words."""
+    async def whoami(token, headers):
+        path = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+        scope_headers = [(b"accept", b"application/json"), (b"content-type", b"application/json"),
+                         (b"authorization", f"Bearer {token}".encode()), *headers]
+        sent = []
+
+        async def receive():
+            return {"type": "http.request", "body": b'{"kind":"SelfSubjectReview"}', "more_body": False}
+
+        async def send(msg):
+            sent.append(msg)
+
+        await app({"type": "http", "method": "POST", "path": path, "query_string": b"", "headers": scope_headers},
+                  receive, send)
+        code = next(m["status"] for m in sent if m["type"] == "http.response.start")
+        body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+        return code, orjson.loads(body)
+
+    code, out = await whoami(ADMIN, [(b"impersonate-user", b"jane"), (b"impersonate-group", b"devs"),
+                                     (b"impersonate-group", b"qa")])
+    assert code == 201 and out["status"]["userInfo"] == {"username": "jane",
+                                                          "groups": ["devs", "qa", "system:authenticated"]}
+    code, out = await whoami(ADMIN, [(b"impersonate-user", b"system:serviceaccount:dev:builder")])
+    assert out["status"]["userInfo"]["groups"] == ["system:serviceaccounts", "system:serviceaccounts:dev",
+                                                   "system:authenticated"]
+    code, out = await whoami(JANE, [(b"impersonate-user", b"bob")])
+    assert (code, out["message"]) == (403, 'users "bob" is forbidden: User "jane" cannot impersonate resource '
+                                           '"users" in API group "" at the cluster scope')
+    code, out = await whoami(ADMIN, [(b"impersonate-group", b"devs")])
+    assert code == 400
+
+
 # ---------------------------------------------------------------------------- verbs
 
 

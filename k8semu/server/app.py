@@ -42,7 +42,7 @@ from ..api import errors
 from ..api.apiserver import APPLY_PATCH, JSON_PATCH, PATCH_TYPES, RequestContext, WatchEvent
 from ..api.auth import SYSTEM_MASTERS, UserInfo, anonymous
 from ..api.resources import ResourceInfo, by_resource
-from . import authorization, discovery, metrics, openapi, protobuf
+from . import discovery, metrics, openapi, protobuf, reviews
 from .watchcache import SharedWatch
 
 __all__ = ["APIApp", "VERSION_INFO"]
@@ -75,6 +75,15 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 
 
+#: What impersonation is authorized against (``impersonate`` on these, by name).
+_IMPERSONATED = {
+    "users": ResourceInfo("", "v1", "User", "users", False),
+    "groups": ResourceInfo("", "v1", "Group", "groups", False),
+    "uids": ResourceInfo("authentication.k8s.io", "v1", "UID", "uids", False),
+    "serviceaccounts": ResourceInfo("", "v1", "ServiceAccount", "serviceaccounts", True),
+}
+
+
 class _Request:
     """The parsed parts of one ASGI HTTP request."""
 
@@ -86,8 +95,12 @@ class _Request:
                                          keep_blank_values=True).items()
         }
         self.headers: dict[str, str] = {}
+        self.impersonate_groups: list[str] = []  # Impersonate-Group may repeat
         for k, v in scope.get("headers") or ():
-            self.headers[k.decode("latin-1").lower()] = v.decode("latin-1")
+            name = k.decode("latin-1").lower()
+            self.headers[name] = v.decode("latin-1")
+            if name == "impersonate-group":
+                self.impersonate_groups.append(v.decode("latin-1"))
         self.body = b""
 
     def flag(self, name: str) -> bool:
@@ -217,6 +230,41 @@ class APIApp:
             raise errors.Unauthorized()
         return self.tokens[token.strip()]
 
+    def impersonate(self, who: UserInfo, req: _Request) -> UserInfo:
+        """The user a request acts as: ``who``, or the one its ``Impersonate-User`` /
+        ``Impersonate-Group`` / ``Impersonate-Uid`` headers name (``kubectl --as`` /
+        ``--as-group`` / ``--as-uid``), as kube-apiserver's impersonation filter: ``who``
+        needs the ``impersonate`` verb on ``users`` (``serviceaccounts`` in the account's
+        namespace for ``system:serviceaccount:NS:NAME``), ``groups`` and ``uids`` by name;
+        the impersonated user is also in ``system:authenticated`` (and a service account in
+        ``system:serviceaccounts`` and ``system:serviceaccounts:NS``).
+
+        Raises:
+            Forbidden: ``users "jane" is forbidden: User "bob" cannot impersonate resource
+                "users" in API group "" at the cluster scope``.
+            BadRequest: groups or a uid without a user.
+        """
+        name = req.headers.get("impersonate-user")
+        groups, uid = req.impersonate_groups, req.headers.get("impersonate-uid", "")
+        if name is None:
+            if groups or uid:
+                raise errors.BadRequest("requested impersonation of groups or a uid without impersonating a user")
+            return who
+        ctx = RequestContext(user=who)
+        sa = name.split(":")
+        if len(sa) == 4 and sa[:2] == ["system", "serviceaccount"]:
+            self.api._authz(ctx, "impersonate", _IMPERSONATED["serviceaccounts"], sa[2], sa[3])
+            groups = [*groups, "system:serviceaccounts", f"system:serviceaccounts:{sa[2]}"]
+        else:
+            self.api._authz(ctx, "impersonate", _IMPERSONATED["users"], None, name)
+        for g in req.impersonate_groups:
+            self.api._authz(ctx, "impersonate", _IMPERSONATED["groups"], None, g)
+        if uid:
+            self.api._authz(ctx, "impersonate", _IMPERSONATED["uids"], None, uid)
+        if name != "system:anonymous":
+            groups = [*groups, "system:authenticated"]
+        return UserInfo(name, tuple(dict.fromkeys(groups)), uid)
+
     def _nonresource_authz(self, who: UserInfo, path: str) -> None:
         if path in _PUBLIC_PATHS or SYSTEM_MASTERS in who.groups:
             return
@@ -226,7 +274,7 @@ class APIApp:
 
     # ------------------------------------------------------------------ routing
     async def _handle(self, req: _Request, receive: Receive, send: Send) -> None:
-        who = self.authenticate(req)
+        who = self.impersonate(self.authenticate(req), req)
         ctx = RequestContext(user=who)
         path = req.path.rstrip("/") or "/"
         parts = [p for p in path.split("/") if p]
@@ -241,9 +289,9 @@ class APIApp:
         if group == metrics.GROUP:  # metrics-server's API, served from the emulated usage
             return await _send_json(send, 200, metrics.handle(self.api, ctx, req.method, version, rest, req.query,
                                                               req.wants_table))
-        if group == authorization.GROUP:  # access reviews: answered, never stored
+        if group in (reviews.GROUP, reviews.AUTHN_GROUP):  # access / self reviews: answered, never stored
             body = _request_body(req) if req.method == "POST" else None
-            return await _send_json(send, 201, authorization.handle(self.api, ctx, req.method, version, rest, body))
+            return await _send_json(send, 201, reviews.handle(self.api, ctx, req.method, group, version, rest, body))
         if len(rest) >= 3 and rest[0] == "namespaces":
             info = by_resource(group, rest[2])
             if info is not None and info.namespaced:

@@ -14,8 +14,8 @@ Two formats, both served because clients use both:
   own group/version/kind). ``kubectl drain`` and the Python client use these.
 
 Both also list the groups answered by their own modules, not stored
-(:data:`SERVED_ELSEWHERE`): ``authorization.k8s.io/v1`` (:mod:`.authorization`,
-the access reviews ``kubectl auth can-i`` creates) and ``metrics.k8s.io/v1beta1``
+(:data:`SERVED_ELSEWHERE`): ``authentication.k8s.io/v1`` and ``authorization.k8s.io/v1``
+(:mod:`.reviews`: what ``kubectl auth whoami`` and ``kubectl auth can-i`` create) and ``metrics.k8s.io/v1beta1``
 (:mod:`.metrics`, metrics-server's API, last, as an aggregated group), which
 ``kubectl top`` looks for.
 
@@ -28,7 +28,7 @@ import functools
 from typing import Any
 
 from ..api.resources import RESOURCES, ResourceInfo
-from . import authorization, metrics
+from . import metrics, reviews
 
 __all__ = [
     "group_versions",
@@ -43,7 +43,8 @@ __all__ = [
 #: Groups answered by their own modules: (group, version, resources, whether the resources have
 #: singular names in discovery; metrics-server leaves them empty).
 SERVED_ELSEWHERE: tuple[tuple[str, str, tuple[ResourceInfo, ...], bool], ...] = (
-    (authorization.GROUP, authorization.VERSION, authorization.RESOURCES, True),
+    (reviews.AUTHN_GROUP, reviews.VERSION, reviews.AUTHN_RESOURCES, True),
+    (reviews.GROUP, reviews.VERSION, reviews.RESOURCES, True),
     (metrics.GROUP, metrics.VERSION, (metrics.NODES, metrics.PODS), False),
 )
 

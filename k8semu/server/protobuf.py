@@ -294,6 +294,9 @@ NonResourceAttributes: 1 path; 2 verb
 SubjectAccessReviewStatus: 1 allowed:b; 2 reason; 3 evaluationError; 4 denied:b
 SelfSubjectRulesReview: 1 metadata:ObjectMeta; 2 spec:SelfSubjectRulesReviewSpec; 3 status:EmptyStatus
 SelfSubjectRulesReviewSpec: 1 namespace
+SelfSubjectReview: 1 metadata:ObjectMeta; 2 status:SelfSubjectReviewStatus
+SelfSubjectReviewStatus: 1 userInfo:UserInfo
+UserInfo: 1 username; 2 uid; 3 groups:[s]
 """
 
 #: apiVersion -> the kinds of that version a body may carry (the root messages of _SCHEMA).
@@ -306,7 +309,7 @@ _ROOTS: dict[str, tuple[str, ...]] = {
     "policy/v1": ("PodDisruptionBudget", "Eviction"),
     "scheduling.k8s.io/v1": ("PriorityClass",),
     "networking.k8s.io/v1": ("Ingress",),
-    "authentication.k8s.io/v1": ("TokenRequest",),
+    "authentication.k8s.io/v1": ("TokenRequest", "SelfSubjectReview"),
     "authorization.k8s.io/v1": ("SelfSubjectAccessReview", "SubjectAccessReview", "LocalSubjectAccessReview",
                                 "SelfSubjectRulesReview"),
 }

@@ -1,16 +1,17 @@
-"""The access review API (``authorization.k8s.io/v1``), as kube-apiserver serves it.
+"""The review APIs: ``authorization.k8s.io/v1`` access reviews and ``authentication.k8s.io/v1``
+``SelfSubjectReview``, as kube-apiserver serves them.
 
 ``kubectl auth can-i VERB RESOURCE`` creates a ``SelfSubjectAccessReview`` and
 prints ``yes`` or ``no`` from its status; ``kubectl auth can-i --list`` creates a
 ``SelfSubjectRulesReview``; webhooks and controllers ask about other users with
 a ``SubjectAccessReview`` (cluster-wide) or ``LocalSubjectAccessReview`` (in one
-namespace). None of them is stored: the answer is the request with its
-``status`` filled, ``201 Created``.
+namespace); ``kubectl auth whoami`` creates a ``SelfSubjectReview``. None of them
+is stored: the answer is the request with its ``status`` filled, ``201 Created``.
 
-Served, as upstream's ``pkg/registry/authorization``:
+Served, as upstream's ``pkg/registry/authorization`` and ``authentication``:
 
-- discovery: the group in ``/apis`` (legacy and aggregated), ``/apis/authorization.k8s.io``
-  and the ``APIResourceList`` of ``v1`` (verb ``create`` only);
+- discovery (:mod:`.discovery`): both groups in ``/apis`` (legacy and aggregated),
+  ``/apis/<group>`` and their ``APIResourceList`` (verb ``create`` only);
 - the decision is the API server's own RBAC authorizer's
   (:meth:`~k8semu.api.rbac.RBACAuthorizer.decide`): ``status.allowed`` and, when
   a binding allowed it, ``status.reason`` (``RBAC: allowed by ClusterRoleBinding
@@ -21,6 +22,8 @@ Served, as upstream's ``pkg/registry/authorization``:
   ``spec.resourceAttributes.namespace`` must be the request's namespace;
 - a ``SelfSubjectRulesReview`` lists the rules of every binding that applies in
   ``spec.namespace`` (required);
+- a ``SelfSubjectReview``'s ``status.userInfo`` is the requester (after
+  impersonation): ``username``, ``uid``, ``groups``;
 - creating a review is itself authorized (``create`` on the review resource;
   every authenticated user may create the ``Self`` ones, through
   ``system:basic-user``); other verbs are 405.
@@ -34,9 +37,10 @@ from ..api import errors
 from ..api.auth import SYSTEM_MASTERS, Attributes, UserInfo
 from ..api.resources import ResourceInfo
 
-__all__ = ["GROUP", "VERSION", "RESOURCES", "handle"]
+__all__ = ["GROUP", "AUTHN_GROUP", "VERSION", "RESOURCES", "AUTHN_RESOURCES", "handle"]
 
 GROUP = "authorization.k8s.io"
+AUTHN_GROUP = "authentication.k8s.io"
 VERSION = "v1"
 _CREATE = ("create",)
 SSAR = ResourceInfo(GROUP, VERSION, "SelfSubjectAccessReview", "selfsubjectaccessreviews", False, verbs=_CREATE)
@@ -45,10 +49,15 @@ LSAR = ResourceInfo(GROUP, VERSION, "LocalSubjectAccessReview", "localsubjectacc
 SSRR = ResourceInfo(GROUP, VERSION, "SelfSubjectRulesReview", "selfsubjectrulesreviews", False, verbs=_CREATE)
 #: The group's resources, in upstream's discovery order.
 RESOURCES = (LSAR, SSAR, SSRR, SAR)
+SSR = ResourceInfo(AUTHN_GROUP, VERSION, "SelfSubjectReview", "selfsubjectreviews", False, verbs=_CREATE)
+#: ``authentication.k8s.io/v1``'s resources served here (not TokenReview).
+AUTHN_RESOURCES = (SSR,)
 
 
-def handle(api: Any, ctx: Any, method: str, version: str, rest: list[str], body: Any) -> dict[str, Any]:
-    """The answer to a request under ``/apis/authorization.k8s.io/<version>/`` (``rest`` is the path after it).
+def handle(api: Any, ctx: Any, method: str, group: str, version: str, rest: list[str],
+           body: Any) -> dict[str, Any]:
+    """The answer to a request under ``/apis/<group>/<version>/`` (``rest`` is the path after it)
+    for :data:`GROUP` or :data:`AUTHN_GROUP`.
 
     Returns:
         the review with its ``status`` (sent as ``201 Created``).
@@ -60,7 +69,8 @@ def handle(api: Any, ctx: Any, method: str, version: str, rest: list[str], body:
     ns = None
     if len(rest) == 3 and rest[0] == "namespaces" and rest[2] == LSAR.plural:
         ns, rest = rest[1], rest[2:]
-    info = next((r for r in RESOURCES if [r.plural] == rest and r.namespaced == (ns is not None)), None)
+    served = RESOURCES if group == GROUP else AUTHN_RESOURCES
+    info = next((r for r in served if [r.plural] == rest and r.namespaced == (ns is not None)), None)
     if version != VERSION or info is None:
         e = errors.NotFound("the server could not find the requested resource")
         e.details = {}
@@ -71,6 +81,12 @@ def handle(api: Any, ctx: Any, method: str, version: str, rest: list[str], body:
     if not isinstance(body, dict) or body.get("kind", info.kind) != info.kind:
         raise errors.BadRequest("the body of the request was in an unknown format")
     spec = body.get("spec") if isinstance(body.get("spec"), dict) else {}
+    if info is SSR:
+        user = ctx.user
+        return {"kind": info.kind, "apiVersion": f"{AUTHN_GROUP}/{VERSION}",
+                "metadata": {**(body.get("metadata") or {}), "creationTimestamp": None},
+                "status": {"userInfo": {"username": user.name, **({"uid": user.uid} if user.uid else {}),
+                                        "groups": list(user.groups)}}}
     if info is SSRR:
         status = _rules_review(api, ctx.user, spec)
     else:
