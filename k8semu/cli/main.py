@@ -25,10 +25,11 @@ from .parser import CommandParser
 def build_parser() -> argparse.ArgumentParser:
     """The whole command tree: a :class:`~k8semu.cli.parser.CommandParser` per (nested) command.
 
-    Global flags (``--cluster``) are accepted before or after the command
-    (:mod:`k8semu.cli.parser`); usage errors exit 1 as kubectl's do.
+    Global flags (``--cluster``) are accepted before or after the command,
+    ``-n``/``--namespace`` before it as well as after (:mod:`k8semu.cli.parser`);
+    usage errors exit 1 as kubectl's do.
     """
-    p = CommandParser(prog="k8semu", description="A Kubernetes cluster emulated in virtual time.")
+    p = CommandParser(prog="k8semu", root=True, description="A Kubernetes cluster emulated in virtual time.")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
         importlib.import_module(f"{__package__}.commands.{name}").register(sub)

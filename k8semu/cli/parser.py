@@ -19,7 +19,12 @@ command such as ``rollout status``) is a :class:`CommandParser`, so:
   one line of its own;
 - a command that lets flags sit between its positionals (``label pods --all
   app=web``) sets :attr:`CommandParser.intermixed` (see
-  :func:`k8semu.cli.targets.intermixed`).
+  :func:`k8semu.cli.targets.intermixed`);
+- the **root flags** (:data:`ROOT_FLAGS`: ``-n``/``--namespace``), kubectl's
+  global flags that k8semu's commands define themselves, are accepted before
+  the command too and apply to it as if given after it (``k8semu -n
+  kube-system get cm`` = ``k8semu get cm -n kube-system``; given in both
+  places, the one after the command wins, as pflag's last value does).
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import re
 import sys
 from typing import Any, NoReturn, Sequence
 
-__all__ = ["CommandParser", "GLOBAL_FLAGS", "add_global_flags", "usage_message"]
+__all__ = ["CommandParser", "GLOBAL_FLAGS", "ROOT_FLAGS", "add_global_flags", "usage_message"]
 
 #: The global flags: (flags, keyword arguments of ``add_argument``). Their one home.
 GLOBAL_FLAGS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
@@ -37,9 +42,18 @@ GLOBAL_FLAGS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
                       "help": "the cluster's event-log file (default $K8SEMU_CLUSTER or ./.k8semu/cluster.log)"}),
 )
 
+#: kubectl's global flags that the commands define themselves (each its own ``-n``), so only the
+#: root parser has them: given before the command, they are the command's starting values
+#: (:class:`CommandParser`). Their one home.
+ROOT_FLAGS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
+    (("-n", "--namespace"), {"metavar": "NS", "help": "the namespace of the command (as its own -n)"}),
+)
+_ROOT_DESTS = tuple(flags[-1].lstrip("-").replace("-", "_") for flags, _ in ROOT_FLAGS)
 
-def add_global_flags(parser: argparse.ArgumentParser) -> None:
-    """Add :data:`GLOBAL_FLAGS` to ``parser`` (every :class:`CommandParser` does so itself).
+
+def add_global_flags(parser: argparse.ArgumentParser, *, root: bool = False) -> None:
+    """Add :data:`GLOBAL_FLAGS` to ``parser`` (every :class:`CommandParser` does so itself),
+    and :data:`ROOT_FLAGS` to the ``root`` parser.
 
     Their default is ``argparse.SUPPRESS``: a parser sets the attribute only
     when the flag is given there, so a nested command's parser never
@@ -47,7 +61,7 @@ def add_global_flags(parser: argparse.ArgumentParser) -> None:
     "cluster", None)`` (:func:`k8semu.cli.session.cluster_path`).
     """
     group = parser.add_argument_group("global options")
-    for flags, kwargs in GLOBAL_FLAGS:
+    for flags, kwargs in GLOBAL_FLAGS + (ROOT_FLAGS if root else ()):
         group.add_argument(*flags, default=argparse.SUPPRESS, **kwargs)
 
 
@@ -103,27 +117,44 @@ def usage_message(parser: argparse.ArgumentParser, message: str) -> str:
     return message
 
 
+class _Commands(argparse._SubParsersAction):
+    """argparse's action of a command word, handing the :data:`ROOT_FLAGS` given so far to the
+    command's parser (:attr:`CommandParser.inherited`), which parses into a namespace of its own."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        chosen = self._name_parser_map.get(values[0])
+        if isinstance(chosen, CommandParser):
+            chosen.inherited = {d: getattr(namespace, d) for d in _ROOT_DESTS if hasattr(namespace, d)}
+        super().__call__(parser, namespace, values, option_string)
+
+
 class CommandParser(argparse.ArgumentParser):
     """An ``ArgumentParser`` for ``k8semu`` and each of its (nested) commands.
 
-    Adds the global flags itself; nested parsers made by ``add_subparsers``
-    are of the same class (argparse's default ``parser_class``). Unknown
-    arguments are an error of the innermost command that saw them.
+    Adds the global flags itself (and :data:`ROOT_FLAGS` when ``root``);
+    nested parsers made by ``add_subparsers`` are of the same class
+    (argparse's default ``parser_class``). Unknown arguments are an error of
+    the innermost command that saw them.
 
     Attributes:
         intermixed: parse with ``parse_known_intermixed_args`` (flags between positionals).
+        inherited: the :data:`ROOT_FLAGS` values given before this command: its namespace
+            starts with them, so they stand unless the command's own flag is given.
     """
 
     intermixed = False
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, root: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.inherited: dict[str, Any] = {}
+        self.register("action", "parsers", _Commands)
         self._parsing = 0
         # a word that starts with "-" and a digit is a value, not a flag: negative numbers and
         # Go durations (`advance -5s`, `--for -1m`) reach the command, which says what is wrong
         # with them (argparse's own rule knows only plain numbers such as -5 or -1.5)
         self._negative_number_matcher = _NEGATIVE_VALUE
-        add_global_flags(self)
+        add_global_flags(self, root=root)
 
     def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
                          namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
@@ -134,6 +165,8 @@ class CommandParser(argparse.ArgumentParser):
         """
         if self._parsing:
             return super().parse_known_args(args, namespace)
+        if namespace is None and self.inherited:
+            namespace = argparse.Namespace(**self.inherited)
         self._parsing += 1
         try:
             if self.intermixed:

@@ -17,12 +17,14 @@ from ...api import errors
 from ..describe import describe
 from ..output import die, server_error
 from ..session import open_cluster_at
+from ..targets import intermixed
 from .get import UnknownType, cluster_now, no_resources_message, parse_targets
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     d = sub.add_parser("describe", help="show details of resources (as kubectl describe)")
-    d.add_argument("resources", nargs="+", metavar="TYPE[/NAME] [NAME_PREFIX]")
+    intermixed(d)
+    d.add_argument("resources", nargs="*", metavar="TYPE[/NAME] [NAME_PREFIX]")
     d.add_argument("-n", "--namespace", default="default")
     d.add_argument("-A", "--all-namespaces", action="store_true")
     d.add_argument("-l", "--selector")
@@ -33,6 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if not args.resources:  # k8semu has no api-resources command: kubectl's words as they are
+        return die('You must specify the type of resource to describe. Use "kubectl api-resources" for a '
+                   "complete list of supported resources.")
     try:
         targets = parse_targets(args.resources)
     except UnknownType as e:

@@ -31,6 +31,7 @@ from ..output import die, server_error
 from ..printing import (JSONPathError, custom_columns, jsonpath_text, list_object, name_of, sort_by,
                         strip_managed_fields, to_json, to_yaml)
 from ..session import open_cluster, run_session
+from ..targets import intermixed
 
 __all__ = ["register", "resolve_types", "parse_targets", "cluster_now", "no_resources_message",
            "ALL_CATEGORY", "UnknownType"]
@@ -117,6 +118,7 @@ def no_resources_message(namespace: str | None, all_namespaces: bool, namespaced
 
 def register(sub: argparse._SubParsersAction) -> None:
     g = sub.add_parser("get", help="display one or many resources (as kubectl get)")
+    intermixed(g)
     g.add_argument("resources", nargs="*", metavar="TYPE[/NAME] [NAME]")
     g.add_argument("-n", "--namespace", default="default")
     g.add_argument("-A", "--all-namespaces", action="store_true")
@@ -158,6 +160,16 @@ def _fetch(api: Any, info: ResourceInfo, names: list[str], args: argparse.Namesp
     return list(lst["items"])
 
 
+def output_format_error(fmt: str) -> str | None:
+    """kubectl's error for an ``-o`` format :func:`print_objects` has no printer for, else None."""
+    if fmt in ("", "wide", "yaml", "json", "name") or fmt.startswith(
+            ("jsonpath=", "jsonpath-as-json=", "custom-columns=")):
+        return None
+    return (f'unable to match a printer suitable for the output format "{fmt}", allowed formats are: '
+            "custom-columns,custom-columns-file,go-template,go-template-file,json,jsonpath,"
+            "jsonpath-as-json,jsonpath-file,name,template,templatefile,wide,yaml")
+
+
 def _with_type(obj: Mapping[str, Any], info: ResourceInfo) -> dict[str, Any]:
     """Items of a list carry ``apiVersion``/``kind`` in kubectl's output."""
     return {"apiVersion": info.api_version, "kind": info.kind, **obj}
@@ -165,8 +177,11 @@ def _with_type(obj: Mapping[str, Any], info: ResourceInfo) -> dict[str, Any]:
 
 def print_objects(groups: list[tuple[ResourceInfo, list[dict[str, Any]]]], args: argparse.Namespace,
                   now: datetime, single: bool) -> int:
-    """Print what ``get`` fetched in the ``-o`` format; returns 1 on a printing error."""
+    """Print what ``get`` fetched in the ``-o`` format; returns 1 on a printing error (or an unknown format)."""
     fmt = args.output or ""
+    bad_format = output_format_error(fmt)
+    if bad_format:
+        return die(bad_format)
     objs = [_with_type(o, info) for info, items in groups for o in items]
     if not args.show_managed_fields:
         objs = [strip_managed_fields(o) for o in objs]
@@ -194,7 +209,7 @@ def print_objects(groups: list[tuple[ResourceInfo, list[dict[str, Any]]]], args:
             sys.stdout.write(custom_columns(objs, fmt.split("=", 1)[1], no_headers=args.no_headers))
         except JSONPathError as e:
             return die(str(e))
-    elif fmt in ("", "wide"):
+    else:  # "" or "wide"
         several = len(groups) > 1  # kubectl: several types requested (resource.MultipleTypesRequested)
         first = True
         for info, items in groups:
@@ -214,10 +229,6 @@ def print_objects(groups: list[tuple[ResourceInfo, list[dict[str, Any]]]], args:
                 sys.stdout.write("\n")
             sys.stdout.write(text)
             first = False
-    else:
-        return die(f'unable to match a printer suitable for the output format "{fmt}", allowed formats are: '
-                   "custom-columns,custom-columns-file,go-template,go-template-file,json,jsonpath,"
-                   "jsonpath-as-json,jsonpath-file,name,template,templatefile,wide,yaml")
     return 0
 
 
@@ -229,6 +240,10 @@ def run(args: argparse.Namespace) -> int:
         targets = parse_targets(args.resources)
     except UnknownType as e:
         return die(str(e))
+    single = len(targets) == 1 and len(targets[0][1]) == 1
+    bad_format = output_format_error(args.output or "")
+    if bad_format and not single:  # whatever is found; one named object's NotFound would come first
+        return die(bad_format)
     if args.at and args.watch:
         return die("--at shows the past; it cannot be combined with --watch")
     if args.at:
@@ -241,7 +256,6 @@ def run(args: argparse.Namespace) -> int:
     failed: list[int] = []
     groups = [(info, _fetch(api, info, names, args, failed)) for info, names in targets]
     named = any(names for _, names in targets)
-    single = len(targets) == 1 and len(targets[0][1]) == 1
     code = 0
     found = any(items for _, items in groups)
     fmt = args.output or ""
@@ -251,7 +265,7 @@ def run(args: argparse.Namespace) -> int:
     elif not named:
         print(no_resources_message(args.namespace, args.all_namespaces,
                                    any(i.namespaced for i, _ in targets)), file=sys.stderr)
-    if args.watch:
+    if args.watch and not bad_format:
         code = _watch(cluster, targets, args) or code
     cluster.close()
     return 1 if failed else code

@@ -33,6 +33,7 @@ from ..durations import go_duration
 from ..output import die
 from ..printing import tabwrite
 from ..session import open_cluster_at
+from ..targets import intermixed
 
 
 _METRICS_CREATION_DELAY = 120.0  # seconds: kubectl top's metricsCreationDelay
@@ -40,6 +41,7 @@ _METRICS_CREATION_DELAY = 120.0  # seconds: kubectl top's metricsCreationDelay
 
 def register(sub: argparse._SubParsersAction) -> None:
     t = sub.add_parser("top", help="show emulated CPU/memory usage (as kubectl top)")
+    intermixed(t)
     t.add_argument("what", choices=["pods", "pod", "po", "nodes", "node", "no"])
     t.add_argument("name", nargs="?")
     t.add_argument("-n", "--namespace", default="default")

@@ -6,6 +6,10 @@ targets ``TYPE/NAME …`` or ``TYPE -l SELECTOR``. The cluster's components run
 until every target meets the condition (``deployment.apps/web condition met``)
 or ``--timeout`` of virtual time passes (default 30s, kubectl's):
 ``error: timed out waiting for the condition on deployments/web``, exit 1.
+A named object that does not exist is the server's ``Error from server
+(NotFound): pods "nope" not found``, exit 1, without waiting (after the
+objects named before it, as kubectl waits for them in turn); with
+``--for=delete`` it is met at once, silently, as kubectl ignores that NotFound.
 The wait is recorded in the log (:class:`~k8semu.timeline.rerun.ClientWaits`),
 so ``k8semu replay`` runs the cluster exactly as long.
 """
@@ -19,14 +23,16 @@ from typing import Any
 from ...api import errors
 from ...timeline.rerun import ClientWaits
 from ..durations import parse_duration
-from ..output import die, display_name
+from ..output import die, display_name, server_error
 from ..printing import JSONPathError, jsonpath_text
 from ..session import open_cluster, run_session
+from ..targets import intermixed
 from .get import UnknownType, parse_targets
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     w = sub.add_parser("wait", help="wait for a condition on resources (as kubectl wait)")
+    intermixed(w)
     w.add_argument("resources", nargs="+", metavar="TYPE/NAME | TYPE")
     w.add_argument("--for", dest="condition", required=True,
                    help="condition=NAME[=VALUE], delete, or jsonpath={EXPR}=VALUE")
@@ -84,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
         timeout = parse_duration(args.timeout, allow_negative=False)
     except UnknownType as e:
         return die(str(e))
+    for_delete = args.condition == "delete"
     cluster = open_cluster(args)
     api = cluster.api
     keys: list[tuple[Any, str | None, str]] = []
@@ -93,7 +100,16 @@ def run(args: argparse.Namespace) -> int:
             names = [o["metadata"]["name"] for o in
                      api.list(info, namespace=ns, label_selector=args.selector)["items"]]
         keys.extend((info, ns, n) for n in names)
-    if not keys:
+    # kubectl waits for the objects one by one: the first that does not exist ends its visit with
+    # the server's NotFound, after the wait for those before it (an error --for=delete ignores)
+    missing: errors.NotFound | None = None
+    for i, (info, ns, name) in enumerate(keys):
+        try:
+            api.get(info, name, namespace=ns)
+        except errors.NotFound as e:
+            missing, keys = e, keys[:i]
+            break
+    if not (keys or missing or for_delete):
         cluster.close()
         return die("no matching resources found")
 
@@ -120,9 +136,13 @@ def run(args: argparse.Namespace) -> int:
             return True
         return await ClientWaits(rt).until(progress, limit=timeout)
 
-    run_session(cluster, body, settle=False)
+    if keys:  # else nothing runs and nothing is written
+        run_session(cluster, body, settle=False)
     cluster.close()
     if pending:
         info, _, name = pending[0]
         return die(f"timed out waiting for the condition on {info.plural}/{name}")
+    if missing and not for_delete:
+        print(server_error(missing), file=sys.stderr)
+        return 1
     return 0
