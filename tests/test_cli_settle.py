@@ -99,6 +99,20 @@ def test_a_daemonset_on_its_way_is_progressing_then_settled_it_is_ready_on_every
     assert out[3:] == ["  ok daemonset.apps/node-agent: 4/4 ready"]
 
 
+def test_a_pod_stuck_creating_shows_its_last_warning_in_the_summary(k, tmp_path):
+    """A pod whose ConfigMap volume does not exist stays ContainerCreating: the summary says why, with
+    the kubelet's FailedMount event (it said "containers are being created", only describe said why)."""
+    manifest = tmp_path / "cm-pod.yaml"
+    manifest.write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: needs-cm\nspec:\n  containers:\n"
+                        "  - name: c\n    image: busybox\n    command: [sleep, '3600']\n"
+                        "    volumeMounts: [{name: cfg, mountPath: /etc/cfg}]\n"
+                        "  volumes: [{name: cfg, configMap: {name: color}}]\n")
+    rc, out, _ = k("apply", "-f", str(manifest))
+    assert rc == 0
+    assert re.fullmatch(r'  !! pod/needs-cm: Pending: FailedMount \(x\d+\): MountVolume\.SetUp failed for volume '
+                        r'"cfg" : configmap "color" not found', out[-1]), out
+
+
 def test_a_rollout_under_way_is_not_reported_as_converged(k, tmp_path):
     newer = tmp_path / "web.yaml"
     newer.write_text(Path(WEB).read_text().replace("image: nginx:1.30-alpine", "image: nginx:1.31-alpine"))

@@ -70,7 +70,7 @@ def _display(info: ResourceInfo, name: str) -> str:
     return f"{kind}.{info.group}/{name}" if info.group else f"{kind}/{name}"
 
 
-def _pod_problem(api: APIServer, pod: dict[str, Any]) -> str | None:
+def _pod_problem(api: APIServer, pod: dict[str, Any], warnings: _Warnings) -> str | None:
     """Why a pod is not Running/Succeeded and ready, or None if it is fine."""
     status = pod.get("status") or {}
     phase = status.get("phase", "Pending")
@@ -95,11 +95,35 @@ def _pod_problem(api: APIServer, pod: dict[str, Any]) -> str | None:
                 return f"Pending: {c.get('message', c.get('reason', ''))}"
         if not (pod.get("spec") or {}).get("nodeName"):
             return "Pending: not scheduled yet"
+        warning = warnings.last(pod)
+        if warning is not None:  # e.g. FailedMount of a ConfigMap that does not exist
+            count = warning.get("count") or 1
+            return (f"Pending: {warning.get('reason')}{f' (x{count})' if count > 1 else ''}: "
+                    f"{warning.get('message', '')}")
         return "Pending: containers are being created"
     if phase == "Running":
         ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
         return None if ready else "Running but not Ready"
     return None
+
+
+class _Warnings:
+    """The latest Warning Event about each object (what ``describe`` shows last), read with one
+    LIST per namespace however many pods ask."""
+
+    def __init__(self, api: APIServer) -> None:
+        self.api = api
+        self._by_uid: dict[str | None, dict[str, dict[str, Any]]] = {}
+
+    def last(self, obj: dict[str, Any]) -> dict[str, Any] | None:
+        ns, uid = obj["metadata"].get("namespace"), obj["metadata"].get("uid")
+        latest = self._by_uid.get(ns)
+        if latest is None:
+            latest = self._by_uid[ns] = {}
+            order = lambda e: (e.get("lastTimestamp") or "", int(e["metadata"]["resourceVersion"]))  # noqa: E731
+            for e in sorted(self.api.list("events", namespace=ns, field_selector="type=Warning")["items"], key=order):
+                latest[(e.get("involvedObject") or {}).get("uid", "")] = e
+        return latest.get(uid)
 
 
 def _owned_pods(api: APIServer, owner: dict[str, Any]) -> list[dict[str, Any]]:
@@ -117,6 +141,7 @@ def _owned_pods(api: APIServer, owner: dict[str, Any]) -> list[dict[str, Any]]:
 def summarize(api: APIServer, applied: list[tuple[ResourceInfo, str | None, str]]) -> list[Outcome]:
     """Outcomes for the applied ``(resource, namespace, name)`` triples, in order."""
     out: list[Outcome] = []
+    warnings = _Warnings(api)
     for info, ns, name in applied:
         try:
             obj = api.get(info, name, namespace=ns)
@@ -128,7 +153,7 @@ def summarize(api: APIServer, applied: list[tuple[ResourceInfo, str | None, str]
         kind = info.kind
         if kind in ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController", "DaemonSet"):
             outcome = _workload(label, kind, obj)
-            out.extend(_with_pods(outcome, api, obj))
+            out.extend(_with_pods(outcome, api, obj, warnings))
         elif kind == "Job":
             conds = {c.get("type"): c for c in status.get("conditions") or [] if c.get("status") == "True"}
             if "Complete" in conds:
@@ -139,11 +164,11 @@ def summarize(api: APIServer, applied: list[tuple[ResourceInfo, str | None, str]
             else:
                 running = Outcome(label, False, f"running: {status.get('succeeded', 0)}/{spec.get('completions', 1)} completed",
                                   progressing=True)
-                out.extend(_with_pods(running, api, obj))
+                out.extend(_with_pods(running, api, obj, warnings))
         elif kind == "CronJob":
             out.append(Outcome(label, True, f"schedule {spec.get('schedule')!r}, {len(status.get('active') or [])} active"))
         elif kind == "Pod":
-            problem = _pod_problem(api, obj)
+            problem = _pod_problem(api, obj, warnings)
             phase = status.get("phase", "Pending")
             out.append(Outcome(label, problem is None, phase if problem is None else problem,
                                progressing=problem in _PASSING, fresh=problem == _UNTOUCHED))
@@ -218,17 +243,17 @@ def _endpoint_text(api: APIServer, svc: dict[str, Any]) -> str:
     return f", {ready} ready endpoint{'s' if ready != 1 else ''}"
 
 
-def _pod_outcomes(api: APIServer, owner: dict[str, Any]) -> list[Outcome]:
+def _pod_outcomes(api: APIServer, owner: dict[str, Any], warnings: _Warnings) -> list[Outcome]:
     out = []
     for pod in _owned_pods(api, owner):
-        problem = _pod_problem(api, pod)
+        problem = _pod_problem(api, pod, warnings)
         if problem is not None:
             out.append(Outcome(f"  pod/{pod['metadata']['name']}", False, problem,
                                progressing=problem in _PASSING, fresh=problem == _UNTOUCHED))
     return out
 
 
-def _with_pods(outcome: Outcome, api: APIServer, owner: dict[str, Any]) -> list[Outcome]:
+def _with_pods(outcome: Outcome, api: APIServer, owner: dict[str, Any], warnings: _Warnings) -> list[Outcome]:
     """``outcome`` of a workload or Job, then (when it is not ok) a line per pod of it with a problem.
 
     The owner is progressing only while none of its pods is stuck, and fresh
@@ -236,7 +261,7 @@ def _with_pods(outcome: Outcome, api: APIServer, owner: dict[str, Any]) -> list[
     """
     if outcome.ok:
         return [outcome]
-    pods = _pod_outcomes(api, owner)
+    pods = _pod_outcomes(api, owner, warnings)
     if any(not p.progressing for p in pods):
         outcome.progressing = outcome.fresh = False
     elif any(p.fresh for p in pods):
