@@ -450,8 +450,11 @@ class EndpointSliceController(Component):
         """Requeue the slice's Service (after :data:`SLICE_CHANGE_MIN_SYNC_DELAY`) unless the event
         is this controller's own write coming back (upstream's ``EndpointSliceTracker.ShouldSync``)."""
         meta = sl.get("metadata") or {}
-        if self._own.get(meta_namespace_key(sl)) == meta.get("resourceVersion"):
-            return
+        if self._own.get(meta_namespace_key(sl)) != meta.get("resourceVersion"):
+            self._requeue_service_of(sl)
+
+    def _requeue_service_of(self, sl: Obj) -> None:
+        meta = sl.get("metadata") or {}
         svc = (meta.get("labels") or {}).get(SERVICE_NAME_LABEL)
         if svc:
             self.work.add_after(f"{meta.get('namespace')}/{svc}", SLICE_CHANGE_MIN_SYNC_DELAY)
@@ -459,11 +462,8 @@ class EndpointSliceController(Component):
     def _slice_deleted(self, sl: Obj) -> None:
         """Requeue the Service unless this controller deleted the slice itself (upstream's
         ``EndpointSliceTracker.HandleDeletion``)."""
-        if self._own.pop(meta_namespace_key(sl), None) == _DELETED:
-            return
-        svc = ((sl.get("metadata") or {}).get("labels") or {}).get(SERVICE_NAME_LABEL)
-        if svc:
-            self.work.add_after(f"{sl['metadata'].get('namespace')}/{svc}", SLICE_CHANGE_MIN_SYNC_DELAY)
+        if self._own.pop(meta_namespace_key(sl), None) != _DELETED:
+            self._requeue_service_of(sl)
 
     async def main(self) -> None:
         await self.run_workers(self.work, self.sync, coalesce=True, max_retries=MAX_RETRIES)
