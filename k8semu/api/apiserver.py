@@ -179,6 +179,10 @@ class APIServer:
         self._authorizer = None
         self._authz_cache: dict[tuple, bool] = {}
         self._authz_generation = -1
+        #: values derived from the store at its head that the components of this server share,
+        #: by a key naming what they are (e.g. the kubelets' Service environment); each entry
+        #: records the revision it is valid for (see ``EventLog.last_change``)
+        self.derived: dict[Any, Any] = {}
         if authorize:
             from .rbac import RBACAuthorizer
 

@@ -495,13 +495,15 @@ def track_update(
     changed = (diff.added | diff.modified) - _STRIP
     me = _Id(manager, "Update", api_version, subresource)
     for ident, entry in list(managers.items()):
-        fields = entry.fields - diff.removed
-        if ident != me:
-            fields -= changed
-        if fields:
-            managers[ident] = entry._replace(fields=fields)
-        else:
+        fields = entry.fields  # kept as the same object when untouched: its FieldsV1 is remembered
+        if diff.removed and not fields.isdisjoint(diff.removed):
+            fields = fields - diff.removed
+        if ident != me and changed and not fields.isdisjoint(changed):
+            fields = fields - changed
+        if not fields:
             del managers[ident]
+        elif fields is not entry.fields:
+            managers[ident] = entry._replace(fields=fields)
     if changed:
         prev = managers.get(me)
         fields = changed | (prev.fields if prev else frozenset())

@@ -411,26 +411,31 @@ def share_managed_fields(obj: dict[str, Any]) -> None:
 
 
 def _to_fieldsv1(paths: Iterable[Path]) -> dict[str, Any]:
+    # the tree of path elements; a member's node holds "." (which sorts before every "f:", "k:"…)
     root: dict[str, Any] = {}
-    members: set[Path] = set()
     for p in paths:
         if not p:
             continue
-        members.add(p)
         node = root
         for pe in p:
-            node = node.setdefault(pe, {})
-    return _emit(root, (), members)
+            child = node.get(pe)
+            if child is None:
+                child = node[pe] = {}
+            node = child
+        node["."] = _LEAF
+    return _emit(root)
 
 
-def _emit(node: dict[str, Any], path: Path, members: set[Path]) -> dict[str, Any]:
+_LEAF: dict[str, Any] = {}
+
+
+def _emit(node: dict[str, Any]) -> dict[str, Any]:
+    """A tree node as FieldsV1: a member with nothing below it is ``{}``, one with children
+    keeps ``".": {}`` first."""
     out: dict[str, Any] = {}
     for pe in sorted(node):
-        child = path + (pe,)
-        sub = _emit(node[pe], child, members)
-        if sub and child in members:
-            sub = {".": {}, **sub}
-        out[pe] = sub
+        sub = node[pe]
+        out[pe] = _emit(sub) if len(sub) > 1 or (sub and "." not in sub) else {}
     return out
 
 

@@ -50,6 +50,7 @@ __all__ = [
     "selector_from_label_selector",
     "selector_from_set",
     "set_matches",
+    "MapSelectorIndex",
     "selector_string",
     "FieldTerm",
     "FieldSelector",
@@ -516,6 +517,80 @@ def set_matches(selector: Mapping[str, str] | None, labels: Mapping[str, str] | 
     if not labels:
         return False
     return all(labels.get(k) == v for k, v in selector.items())
+
+
+class MapSelectorIndex:
+    """The map selectors of one kind (Services' ``spec.selector``), found from a pod's labels.
+
+    Upstream answers "which Services select this pod" (``GetPodServices``,
+    ``GetPodServiceMemberships``) by testing every Service of the namespace;
+    with 1,500 Services that is the cost of every pod event. Here each
+    selector is filed under one of its own ``key=value`` pairs (the smallest
+    key), so :meth:`matching` tests only the selectors filed under one of the
+    pod's labels, and answers the same.
+
+    An absent or empty selector selects nothing: kube-apiserver drops an
+    empty ``selector`` map when it stores a Service (``omitempty``), and a
+    Service without one is skipped by upstream's lookups.
+
+    Buckets are tuples, so :meth:`copy` (the scheduler's per-cycle snapshot)
+    is two shallow dict copies.
+    """
+
+    __slots__ = ("_filed", "_buckets")
+
+    def __init__(self) -> None:
+        self._filed: dict[str, tuple[str, Mapping[str, str]]] = {}  # object key -> (bucket, selector)
+        self._buckets: dict[str, tuple[str, ...]] = {}  # "ns\x00k=v" -> object keys
+
+    def set(self, key: str, namespace: str, selector: Mapping[str, str] | None) -> None:
+        """File ``selector`` (an object's ``spec.selector``) under the object's key ``ns/name``."""
+        self.discard(key)
+        if not selector or not isinstance(selector, Mapping):
+            return
+        k = min(selector)
+        bucket = f"{namespace}\x00{k}={selector[k]}"
+        self._filed[key] = (bucket, selector)
+        self._buckets[bucket] = self._buckets.get(bucket, ()) + (key,)
+
+    def discard(self, key: str) -> None:
+        """Forget the object ``key`` (no error when it was never filed)."""
+        filed = self._filed.pop(key, None)
+        if filed is None:
+            return
+        rest = tuple(k for k in self._buckets[filed[0]] if k != key)
+        if rest:
+            self._buckets[filed[0]] = rest
+        else:
+            del self._buckets[filed[0]]
+
+    def matching(self, namespace: str, labels: Mapping[str, str] | None) -> list[str]:
+        """Keys (sorted) of the objects in ``namespace`` whose selector matches ``labels``."""
+        if not labels:
+            return []
+        out = []
+        for k, v in labels.items():
+            for key in self._buckets.get(f"{namespace}\x00{k}={v}", ()):
+                sel = self._filed[key][1]
+                if all(labels.get(sk) == sv for sk, sv in sel.items()):
+                    out.append(key)
+        out.sort()  # each key sits in one bucket: no duplicates
+        return out
+
+    def selector(self, key: str) -> Mapping[str, str] | None:
+        """The selector filed under ``key``, or None."""
+        filed = self._filed.get(key)
+        return filed[1] if filed is not None else None
+
+    def copy(self) -> "MapSelectorIndex":
+        """An independent copy (later changes to either do not show in the other)."""
+        c = MapSelectorIndex()
+        c._filed = dict(self._filed)
+        c._buckets = dict(self._buckets)
+        return c
+
+    def __len__(self) -> int:
+        return len(self._filed)
 
 
 def selector_string(sel: Mapping[str, Any] | None) -> str:

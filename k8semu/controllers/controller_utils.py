@@ -43,7 +43,8 @@ import orjson
 from ..api import errors
 from ..api.meta import DEFAULT_EPOCH, controller_of, parse_time
 from ..api.pods import is_pod_ready, pod_condition
-from ..client.informer import meta_namespace_key
+from ..api.selectors import MapSelectorIndex
+from ..client.informer import EventHandler, meta_namespace_key
 
 __all__ = [
     "BURST_REPLICAS",
@@ -513,6 +514,68 @@ class TriggerTimeTracker:
 
     def forget(self, key: str) -> None:
         self._state.pop(key, None)
+
+
+class ServiceMemberships:
+    """Which Services select which pods, for the Endpoints and EndpointSlice controllers
+    (upstream's ``GetPodServiceMemberships`` / ``GetServicesToUpdateOnPodChange``).
+
+    Fed by the controller's Service informer (it registers its own handler);
+    lookups go through a :class:`~k8semu.api.selectors.MapSelectorIndex`, so a
+    pod event costs the Services filed under the pod's labels, not every
+    Service of its namespace. Keys are ``namespace/name``.
+    """
+
+    def __init__(self, services: Any) -> None:
+        self.index = MapSelectorIndex()
+        services.add_event_handler(EventHandler(
+            on_add=self._set, on_update=lambda old, new: self._set(new), on_delete=self._forget))
+
+    def _set(self, svc: Obj) -> None:
+        meta = svc.get("metadata") or {}
+        self.index.set(meta_namespace_key(svc), meta.get("namespace") or "", (svc.get("spec") or {}).get("selector"))
+
+    def _forget(self, svc: Obj) -> None:
+        self.index.discard(meta_namespace_key(svc))
+
+    def of_pod(self, pod: Obj) -> list[str]:
+        """Keys (sorted) of the Services whose selector matches the pod's labels."""
+        meta = pod.get("metadata") or {}
+        return self.index.matching(meta.get("namespace") or "", meta.get("labels"))
+
+    def to_update_on_pod_change(self, old: Obj, new: Obj) -> list[str]:
+        """The Services to sync after a pod update, as upstream: none when neither the pod's
+        endpoint (deletionTimestamp, readiness, pod IPs) nor its membership (labels,
+        hostname, subdomain) changed; both sides' Services when the endpoint changed;
+        those it joined or left when only the membership did."""
+        if old is new:  # the same version (upstream compares resourceVersions)
+            return []
+        pod_changed, labels_changed = _pod_endpoints_changed(old, new)
+        if not pod_changed and not labels_changed:
+            return []
+        now = self.of_pod(new)
+        if not labels_changed:
+            return now
+        before = self.of_pod(old)
+        if pod_changed:
+            return list(dict.fromkeys(now + before))
+        return [k for k in now if k not in before] + [k for k in before if k not in now]
+
+
+def _pod_endpoints_changed(old: Obj, new: Obj) -> tuple[bool, bool]:
+    """Upstream ``podEndpointsChanged``: (the endpoint changed, the membership may have)."""
+    om, nm = old.get("metadata") or {}, new.get("metadata") or {}
+    os_, ns_ = old.get("spec") or {}, new.get("spec") or {}
+    labels_changed = ((om.get("labels") or {}) != (nm.get("labels") or {})
+                      or os_.get("hostname") != ns_.get("hostname") or os_.get("subdomain") != ns_.get("subdomain"))
+    # upstream compares the deletionTimestamp pointers: two decoded versions differ whenever one is set
+    if om.get("deletionTimestamp") is not None or nm.get("deletionTimestamp") is not None:
+        return True, labels_changed
+    if is_pod_ready(old) != is_pod_ready(new):
+        return True, labels_changed
+    old_ips = [p.get("ip") for p in (old.get("status") or {}).get("podIPs") or ()]
+    new_ips = [p.get("ip") for p in (new.get("status") or {}).get("podIPs") or ()]
+    return old_ips != new_ips, labels_changed
 
 
 #: the label naming a pod's ControllerRevision (DaemonSet, StatefulSet)

@@ -29,10 +29,10 @@ from typing import Any
 
 from ..api import errors
 from ..api.pods import find_port, is_pod_ready, is_terminal, pod_ipv4
-from ..api.selectors import selector_from_set, set_matches
+from ..api.selectors import selector_from_set
 from ..client.component import Component
-from ..client.informer import LABELS_INDEX, NAMESPACE_INDEX, EventHandler, label_index, meta_namespace_key, split_key
-from .controller_utils import TriggerTimeTracker
+from ..client.informer import LABELS_INDEX, EventHandler, label_index, meta_namespace_key, split_key
+from .controller_utils import ServiceMemberships, TriggerTimeTracker
 
 __all__ = ["EndpointsController", "endpoint_subsets", "desired_endpoints_object",
            "MANAGED_BY_LABEL", "CONTROLLER_NAME"]
@@ -159,6 +159,7 @@ class EndpointsController(Component):
     def __init__(self, api: Any, **kwargs: Any) -> None:
         super().__init__(api, **kwargs)
         self.services = self.informer("services")
+        self.memberships = ServiceMemberships(self.services)
         self.pods = self.informer("pods", indexers={LABELS_INDEX: label_index})
         self.endpoints = self.informer("endpoints")
         self.work = self.queue()
@@ -173,26 +174,12 @@ class EndpointsController(Component):
     def _enqueue(self, obj: Obj) -> None:
         self.work.add(meta_namespace_key(obj))
 
-    def _services_for(self, pod: Obj) -> list[str]:
-        meta = pod.get("metadata") or {}
-        labels = meta.get("labels") or {}
-        out = []
-        for svc in self.services.indexer.by_index(NAMESPACE_INDEX, meta.get("namespace") or ""):
-            sel = (svc.get("spec") or {}).get("selector")
-            if sel and set_matches(sel, labels):
-                out.append(meta_namespace_key(svc))
-        return out
-
     def _pod_changed(self, pod: Obj) -> None:
-        for key in self._services_for(pod):
+        for key in self.memberships.of_pod(pod):
             self.work.add(key)
 
     def _pod_updated(self, old: Obj, new: Obj) -> None:
-        if old is new:
-            return
-        keys = dict.fromkeys(self._services_for(new))
-        keys.update(dict.fromkeys(self._services_for(old)))
-        for key in keys:
+        for key in self.memberships.to_update_on_pod_change(old, new):
             self.work.add(key)
 
     async def main(self) -> None:

@@ -46,11 +46,11 @@ from typing import Any
 
 from ..api import errors
 from ..api.pods import find_port, is_pod_ready, is_terminal, pod_ipv4
-from ..api.selectors import selector_from_set, set_matches
+from ..api.selectors import selector_from_set
 from ..client.component import Component
 from ..client.workqueue import BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter
-from ..client.informer import LABELS_INDEX, NAMESPACE_INDEX, EventHandler, label_index, meta_namespace_key, split_key
-from .controller_utils import TriggerTimeTracker
+from ..client.informer import LABELS_INDEX, EventHandler, label_index, meta_namespace_key, split_key
+from .controller_utils import ServiceMemberships, TriggerTimeTracker
 
 __all__ = [
     "EndpointSliceController",
@@ -401,6 +401,7 @@ class EndpointSliceController(Component):
         super().__init__(api, **kwargs)
         self.max_per_slice = max_endpoints_per_slice
         self.services = self.informer("services")
+        self.memberships = ServiceMemberships(self.services)
         self.pods = self.informer("pods", indexers={LABELS_INDEX: label_index})
         self.nodes = self.informer("nodes")
         self.slices = self.informer("endpointslices.discovery.k8s.io",
@@ -423,27 +424,12 @@ class EndpointSliceController(Component):
     def _enqueue(self, svc: Obj) -> None:
         self.work.add(meta_namespace_key(svc))
 
-    def _services_for(self, pod: Obj) -> list[str]:
-        ns = (pod.get("metadata") or {}).get("namespace")
-        labels = (pod.get("metadata") or {}).get("labels") or {}
-        out = []
-        for svc in self.services.indexer.by_index(NAMESPACE_INDEX, ns or ""):
-            sel = (svc.get("spec") or {}).get("selector")
-            if sel and set_matches(sel, labels):
-                out.append(meta_namespace_key(svc))
-        return out
-
     def _pod_changed(self, pod: Obj) -> None:
-        for key in self._services_for(pod):
+        for key in self.memberships.of_pod(pod):
             self.work.add(key)
 
     def _pod_updated(self, old: Obj, new: Obj) -> None:
-        if old is new:
-            return
-        keys = dict.fromkeys(self._services_for(new))
-        if (old.get("metadata") or {}).get("labels") != (new.get("metadata") or {}).get("labels"):
-            keys.update(dict.fromkeys(self._services_for(old)))
-        for key in keys:
+        for key in self.memberships.to_update_on_pod_change(old, new):
             self.work.add(key)
 
     def _slice_changed(self, sl: Obj) -> None:

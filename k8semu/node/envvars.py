@@ -128,6 +128,15 @@ class APISource:
     def service(self, namespace: str, name: str) -> Obj | None:
         return self._get("services", namespace, name)
 
+    def shared_service_env(self) -> tuple[dict, int] | None:
+        """Where :func:`service_env` keeps its results for every source reading this API
+        server's head, and the revision of the latest Service write (which they are valid
+        for); None when reading the past. Kubelets read Services from an informer upstream,
+        so every pod of a namespace sees the same versions."""
+        if self.revision is not None:
+            return None
+        return self.api.derived.setdefault("service_env", {}), self.api.log.last_change("services")
+
     def services(self, namespace: str) -> list[Obj]:
         try:
             out = self.api.list("services", namespace=namespace, ctx=self.ctx, resource_version=self._rv())
@@ -197,6 +206,19 @@ def service_env(namespace: str, enable_service_links: bool, source: Source) -> d
     ``kubernetes`` in the pod's own namespace wins over the default one. Services
     in name order.
     """
+    shared = getattr(source, "shared_service_env", lambda: None)()
+    if shared is not None:
+        cache, stamp = shared
+        hit = cache.get((namespace, enable_service_links))
+        if hit is not None and hit[0] == stamp:
+            return hit[1]
+    out = _service_env(namespace, enable_service_links, source)
+    if shared is not None:
+        cache[(namespace, enable_service_links)] = (stamp, out)
+    return out
+
+
+def _service_env(namespace: str, enable_service_links: bool, source: Source) -> dict[str, str]:
     chosen: dict[str, Obj] = {}
     master = source.service("default", "kubernetes")
     if master is not None and _service_ip_set(master):

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from k8semu.api.pods import is_terminal
+from k8semu.api.selectors import MapSelectorIndex
 
 from .types import NodeInfo, PodInfo, pod_key
 
@@ -85,6 +86,8 @@ class Snapshot:
         image_num_nodes: ``{normalised image: number of nodes that have it}``.
         objects: ``{kind: {"ns/name" or "name": object}}`` for the kinds in
             :meth:`Cache.upsert_object`.
+        service_selectors: the Services' selectors, to find those selecting a pod
+            (:meth:`services_selecting`).
         any_tainted / any_unschedulable: whether any node has taints / is cordoned
             (lets the taint and cordon checks skip a whole cycle).
     """
@@ -97,6 +100,7 @@ class Snapshot:
     objects: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
     any_tainted: bool = True
     any_unschedulable: bool = True
+    service_selectors: MapSelectorIndex = field(default_factory=MapSelectorIndex)
 
     @classmethod
     def of(cls, nodes: list[Mapping[str, Any]], pods: list[Mapping[str, Any]] = (),
@@ -133,6 +137,12 @@ class Snapshot:
         """One object by ``"ns/name"`` (namespaced) or ``"name"``."""
         return self.objects.get(kind, {}).get(key)
 
+    def services_selecting(self, namespace: str, labels: Mapping[str, str] | None) -> list[Mapping[str, str]]:
+        """The selectors of the Services in ``namespace`` that select a pod with ``labels``, in
+        Service key order (upstream ``GetPodServices``; a Service without a selector selects nothing)."""
+        idx = self.service_selectors
+        return [idx.selector(k) for k in idx.matching(namespace, labels)]  # type: ignore[misc]
+
 
 @dataclass(slots=True)
 class _PodState:
@@ -163,7 +173,10 @@ class Cache:
         self._node_zone: dict[str, str] = {}
         self._images: dict[str, int] = {}
         self._objects: dict[str, dict[str, Mapping[str, Any]]] = {k: {} for k in _OBJECT_KINDS}
-        self._objects_dirty = True
+        self._dirty_kinds: dict[str, None] = dict.fromkeys(_OBJECT_KINDS)
+        self._services = MapSelectorIndex()
+        self._images_dirty = True
+        self._flags_dirty = True
         self._last: Snapshot | None = None
         self._index: dict[str, int] = {}
         self._tainted: dict[str, None] = {}
@@ -232,7 +245,7 @@ class Cache:
         else:
             self._cordoned.pop(name, None)
         if before != (bool(self._tainted), bool(self._cordoned)):
-            self._objects_dirty = True  # forces a new Snapshot with the new flags
+            self._flags_dirty = True  # forces a new Snapshot with the new flags
 
     def _tree_remove(self, name: str) -> None:
         zone = self._node_zone.pop(name, None)
@@ -251,7 +264,7 @@ class Cache:
             else:
                 self._images.pop(img, None)
         if ni.images:
-            self._objects_dirty = True
+            self._images_dirty = True
 
     # --- pods -----------------------------------------------------------------
     def assume_pod(self, pod: Mapping[str, Any]) -> None:
@@ -343,16 +356,25 @@ class Cache:
 
         Objects of other kinds are ignored.
         """
-        objs = self._objects.get(obj.get("kind", ""))
+        kind = obj.get("kind", "")
+        objs = self._objects.get(kind)
         if objs is not None:
-            objs[_obj_key(obj)] = obj
-            self._objects_dirty = True
+            key = _obj_key(obj)
+            objs[key] = obj
+            self._dirty_kinds[kind] = None
+            if kind == "Service":
+                self._services.set(key, (obj.get("metadata") or {}).get("namespace") or "",
+                                   (obj.get("spec") or {}).get("selector"))
 
     def delete_object(self, obj: Mapping[str, Any]) -> None:
         """Forget an object given to :meth:`upsert_object`."""
-        objs = self._objects.get(obj.get("kind", ""))
-        if objs is not None and objs.pop(_obj_key(obj), None) is not None:
-            self._objects_dirty = True
+        kind = obj.get("kind", "")
+        objs = self._objects.get(kind)
+        key = _obj_key(obj)
+        if objs is not None and objs.pop(key, None) is not None:
+            self._dirty_kinds[kind] = None
+            if kind == "Service":
+                self._services.discard(key)
 
     # --- inspection -----------------------------------------------------------------
     def node_count(self) -> int:
@@ -410,18 +432,27 @@ class Cache:
                     if not anti_copied:
                         anti, self._anti_idx, anti_copied = list(anti), list(self._anti_idx), True
                     _place_sorted(self._anti_idx, anti, pos, i, ni if has_anti else None)
-        if self._objects_dirty or last is None:
-            objects = {k: dict(v) for k, v in self._objects.items()}
-            images = dict(self._images)
-        else:
-            objects, images = last.objects, last.image_num_nodes
+        # other objects: copied per kind, only the kinds that changed since the last snapshot
+        objects = last.objects if last is not None else {}
+        services = last.service_selectors if last is not None else self._services
+        if self._dirty_kinds:
+            objects = dict(objects)
+            for kind in self._dirty_kinds:
+                objects[kind] = dict(self._objects[kind])
+            if "Service" in self._dirty_kinds:
+                services = self._services.copy()
+        images = dict(self._images) if self._images_dirty or last is None else last.image_num_nodes
+        flags_dirty = self._flags_dirty
         self._dirty = {}
         self._order_dirty = False
-        self._objects_dirty = False
-        if (last is not None and infos is last.node_infos and aff is last.have_pods_with_affinity
-                and anti is last.have_pods_with_required_anti_affinity and objects is last.objects):
+        self._dirty_kinds = {}
+        self._images_dirty = self._flags_dirty = False
+        if (last is not None and not flags_dirty and infos is last.node_infos
+                and aff is last.have_pods_with_affinity and anti is last.have_pods_with_required_anti_affinity
+                and objects is last.objects and images is last.image_num_nodes):
             return last
-        snap = Snapshot(infos, by_name, aff, anti, images, objects, bool(self._tainted), bool(self._cordoned))
+        snap = Snapshot(infos, by_name, aff, anti, images, objects, bool(self._tainted), bool(self._cordoned),
+                        services)
         self._last = snap
         return snap
 

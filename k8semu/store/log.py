@@ -186,6 +186,8 @@ class EventLog:
         self._listeners: list[Callable[[Record], None]] = []
         # (resource, field) -> value -> live keys (see live_keys); built on first use
         self._live_index: dict[tuple[str, str], dict[str, set[str]]] = {}
+        # resource -> revision of its latest write (see last_change)
+        self._last_change: dict[str, int] = {}
         self._writer: LogWriter | None = None
         self.torn_line: int | None = None
         #: session marks (``{"type":"SESSION",…}`` lines) in file order; see :meth:`mark`
@@ -422,6 +424,12 @@ class EventLog:
             self._live_index[slot] = index
         return sorted(index.get(value, ()))
 
+    def last_change(self, resource: str) -> int:
+        """The revision of the latest write (create, update or delete) to ``resource``
+        (``services``, ``pods``, ``deployments.apps``…), 0 when there was none: a cache
+        of something derived from that resource at the head is valid while this is unchanged."""
+        return self._last_change.get(resource, 0)
+
     def count(self, prefix: str) -> int:
         """Number of live keys under ``prefix`` (at the head)."""
         return sum(1 for _ in self._live.irange(prefix, _prefix_end(prefix)))
@@ -550,13 +558,14 @@ class EventLog:
                 self._live[key] = rec
         self._revision = rec.revision
         self._records.append(rec)
+        res = resource_of(key)
+        self._last_change[res] = rec.revision
         if self._history is not None and self._by_resource is not None:  # else built lazily from _records
             hist = self._history.get(key)
             if hist is None:
                 self._history[key] = [rec]
             else:
                 hist.append(rec)
-            res = resource_of(key)
             lst = self._by_resource.get(res)
             if lst is None:
                 self._by_resource[res] = [rec]

@@ -120,12 +120,8 @@ def default_selector(pod: Mapping[str, Any], snapshot: Snapshot) -> LabelSelecto
     ns = meta.get("namespace", "")
     labels = meta.get("labels") or {}
     label_set: dict[str, str] = {}
-    for svc in snapshot.list_objects("Service", ns):
-        sel = (svc.get("spec") or {}).get("selector")
-        if sel is None:
-            continue
-        if selector_from_set(sel).matches(labels):
-            label_set.update(sel)
+    for sel in snapshot.services_selecting(ns, labels):
+        label_set.update(sel)
     selector = selector_from_set(label_set)
     owner = next((o for o in meta.get("ownerReferences") or () if o.get("controller")), None)
     if owner is None:
