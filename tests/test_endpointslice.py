@@ -486,3 +486,40 @@ def test_a_pod_on_a_missing_node_is_retried_with_upstreams_back_off_then_dropped
         assert comp.work.next_ready_time() is None and comp.work.num_requeues("default/web") == 0
 
     run(c, body)
+
+
+def test_pod_updates_sync_the_services_upstream_syncs():
+    """GetServicesToUpdateOnPodChange: nothing for a status write that keeps readiness and IPs,
+    both sides for a readiness change, only joined/left Services for a label change."""
+    from k8semu.controllers.controller_utils import ServiceMemberships
+
+    class Services:
+        def add_event_handler(self, h):
+            self.h = h
+
+    informer = Services()
+    members = ServiceMemberships(informer)
+    for name, sel in (("web", {"app": "web"}), ("canary", {"track": "canary"}), ("none", None)):
+        informer.h.on_add({"metadata": {"name": name, "namespace": "default"}, "spec": {"selector": sel}})
+
+    def pod(labels, ready=False, ips=(), deleting=False):
+        meta = {"name": "p", "namespace": "default", "labels": labels}
+        if deleting:
+            meta["deletionTimestamp"] = "2025-01-01T00:00:30Z"
+        return {"metadata": meta, "spec": {}, "status": {
+            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+            "podIPs": [{"ip": ip} for ip in ips]}}
+
+    web = {"app": "web"}
+    assert members.of_pod(pod({"app": "web", "track": "canary"})) == ["default/canary", "default/web"]
+    assert members.to_update_on_pod_change(pod(web), pod(web)) == []  # e.g. ContainerCreating
+    assert members.to_update_on_pod_change(pod(web), pod(web, ips=["10.244.1.5"])) == ["default/web"]
+    assert members.to_update_on_pod_change(pod(web, ips=["10.244.1.5"]),
+                                           pod(web, ready=True, ips=["10.244.1.5"])) == ["default/web"]
+    assert members.to_update_on_pod_change(pod(web), pod(web, deleting=True)) == ["default/web"]
+    # labels only: the Services joined or left, not those it stays in
+    assert members.to_update_on_pod_change(pod(web), pod({"app": "web", "track": "canary"})) == ["default/canary"]
+    assert members.to_update_on_pod_change(pod({"app": "web", "track": "canary"}), pod({"track": "canary"})) == [
+        "default/web"]
+    informer.h.on_delete({"metadata": {"name": "web", "namespace": "default"}, "spec": {"selector": web}})
+    assert members.of_pod(pod(web)) == []

@@ -431,3 +431,29 @@ def test_supported_field_labels_pass():
        labels=st.one_of(st.none(), st.dictionaries(st.sampled_from("abcd"), st.sampled_from("xyz"), max_size=4)))
 def test_set_matches_is_selector_from_set_matches(selector, labels):
     assert set_matches(selector, labels) == selector_from_set(selector).matches(labels)
+
+
+# --- MapSelectorIndex: the Services selecting a pod, without testing every Service ----------
+
+_small = st.sampled_from(["a", "b", "c"])
+_label_maps = st.dictionaries(_small, st.sampled_from(["1", "2"]), max_size=3)
+
+
+@given(st.lists(st.tuples(st.sampled_from(["default", "dev"]), st.one_of(st.none(), _label_maps)), max_size=12),
+       st.sampled_from(["default", "dev"]), _label_maps, st.sets(st.integers(0, 11)))
+def test_map_selector_index_finds_what_a_scan_of_the_namespace_finds(services, ns, labels, removed):
+    from k8semu.api.selectors import MapSelectorIndex
+
+    idx = MapSelectorIndex()
+    for i, (svc_ns, sel) in enumerate(services):
+        idx.set(f"{svc_ns}/s{i:02d}", svc_ns, {"x": "0"})  # filed once, then moved: re-filing replaces
+        idx.set(f"{svc_ns}/s{i:02d}", svc_ns, sel)
+    for i in removed:
+        if i < len(services):
+            idx.discard(f"{services[i][0]}/s{i:02d}")
+    snapshot = idx.copy()
+    idx.set(f"{ns}/zz", ns, dict(labels))  # a later change does not show in the copy
+    expected = [f"{svc_ns}/s{i:02d}" for i, (svc_ns, sel) in enumerate(services)
+                if svc_ns == ns and sel and i not in removed and set_matches(sel, labels)]
+    assert snapshot.matching(ns, labels) == expected  # an empty or absent selector selects nothing
+    assert [snapshot.selector(k) for k in expected] == [services[int(k[-2:])][1] for k in expected]
