@@ -225,6 +225,7 @@ def import_audit(src: str | os.PathLike[str], out: str | os.PathLike[str], *,
 
     Raises:
         FileNotFoundError; ImportError_: a line that is not an audit event (``FILE:LINE: …``).
+        OutputError: ``out`` cannot be written (:func:`~k8semu.timeline.rerun.check_output`).
     """
     from ..api import patch as patching
     from ..sim.config import ClusterConfig
@@ -337,7 +338,8 @@ def import_simkube(src: str | os.PathLike[str], out: str | os.PathLike[str], *,
     """Convert a SimKube trace (version 2, JSON or msgpack) into a k8semu log at ``out``.
 
     Raises:
-        FileNotFoundError; ImportError_: not a version-2 trace.
+        FileNotFoundError; ImportError_: not a version-2 trace. OutputError: ``out`` cannot be
+        written (:func:`~k8semu.timeline.rerun.check_output`).
     """
     from ..api.resources import by_kind
     from ..sim.config import ClusterConfig

@@ -58,7 +58,8 @@ from .history import diff_objects
 from .view import PointError
 
 __all__ = ["Session", "sessions_of", "is_input", "Divergence", "ReplayResult", "replay", "fork",
-           "ReplayError", "write_log", "atomic_output", "ClientWaits", "wait_again"]
+           "ReplayError", "ForkRefused", "write_log", "atomic_output", "check_output", "OutputError",
+           "ClientWaits", "wait_again"]
 
 
 class ReplayError(ValueError):
@@ -73,12 +74,20 @@ def is_input(rec: Record) -> bool:
 @dataclass
 class Session:
     """One recorded session: its marks, its input records (in revision order) and the
-    command's waits (``{"event":"wait",…}`` marks, in order; see :class:`ClientWaits`)."""
+    command's waits (``{"event":"wait",…}`` marks, in order; see :class:`ClientWaits`;
+    for a session cut by :func:`write_log` while its command was waiting, that wait, from
+    the end mark's ``"waiting"``, comes last).
+
+    ``last_rev`` is the last revision written in it: its end mark's, or, for a
+    session without one (the command was killed, e.g. ``kill -9``), the next
+    session's start or the head of the log (set by :func:`sessions_of`).
+    """
 
     start: dict[str, Any]
     end: dict[str, Any] | None
     inputs: list[Record] = field(default_factory=list)
     waits: list[dict[str, Any]] = field(default_factory=list)
+    last_rev: int = 0
 
     @property
     def start_rev(self) -> int:
@@ -88,12 +97,21 @@ class Session:
     def end_rev(self) -> int | None:
         return None if self.end is None else int(self.end["rev"])
 
+    @property
+    def truncated(self) -> bool:
+        """True when the session stopped at a revision rather than ending by itself: it has
+        no end mark (the command was killed), or its end mark is ``"cut": true`` (written by
+        :func:`write_log` where ``replay --until`` / ``--fork-at`` cut it). A replay runs it
+        up to ``last_rev`` and no further."""
+        return self.end is None or bool(self.end.get("cut"))
+
 
 def sessions_of(log: EventLog) -> list[Session]:
     """Pair the log's SESSION marks into sessions and attach each one's input records.
 
     A start without an end (the command was killed) ends at the next start or
-    at the head. Wait marks belong to the session they were written in.
+    at the head (its ``last_rev``). Wait marks belong to the session they were
+    written in.
     """
     out: list[Session] = []
     for m in log.marks:
@@ -101,10 +119,16 @@ def sessions_of(log: EventLog) -> list[Session]:
             out.append(Session(m, None))
         elif m.get("event") == "end" and out and out[-1].end is None:
             out[-1].end = m
+            if m.get("waiting"):  # cut by write_log while its command was waiting
+                out[-1].waits.append(m["waiting"])
         elif m.get("event") == "wait" and out and out[-1].end is None:
             out[-1].waits.append(m)
-    for s in out:
-        hi = s.end_rev if s.end_rev is not None else log.revision
+    for i, s in enumerate(out):
+        if s.end_rev is not None:
+            s.last_rev = s.end_rev
+        else:
+            s.last_rev = out[i + 1].start_rev if i + 1 < len(out) else log.revision
+        hi = s.last_rev
         s.inputs = [r for r in log.records(s.start_rev) if r.revision <= hi and is_input(r)] \
             if hi > s.start_rev else []
     return out
@@ -198,6 +222,8 @@ class Divergence:
     expected: Record | None
     got: Record | None
     reason: str = ""
+    #: why the log may not be re-executable there (a session killed while its command waited), or ""
+    note: str = ""
 
     @property
     def actor(self) -> str:
@@ -217,6 +243,8 @@ class Divergence:
         if self.expected is not None and self.got is not None and self.expected.key == self.got.key:
             for c in diff_objects(self.expected.object, self.got.object)[:20]:
                 out.append(f"    {c}")
+        if self.note:
+            out.append(f"note: {self.note}")
         return out
 
 
@@ -493,13 +521,19 @@ def replay(log: EventLog, *, until: int | None = None, skip: frozenset[int] = fr
         skip: input revisions not to re-issue (for :func:`fork`; comparison is then off).
         on_session: progress callback ``(index, session)``.
 
+    A session stopped by Ctrl-C or SIGTERM (end mark ``"interrupted": true``) is run to
+    the virtual time it reached; a truncated one (:attr:`Session.truncated`: killed
+    outright, so without an end mark, or cut by :func:`write_log`) until it has written
+    its last recorded revision, so the sessions after it start from the same state.
+
     Returns:
         :class:`ReplayResult`; ``cluster`` is the replayed :class:`~k8semu.sim.cluster.Cluster`.
 
     Raises:
         ReplayError: the log has no session marks (written before sessions were
             recorded), was imported (use :func:`~k8semu.timeline.importers.reenact`), or
-            holds a session run by ``k8semu serve`` before ``until``.
+            holds before ``until`` a session run by ``k8semu serve`` or one stopped by a
+            signal in the middle of a virtual instant, or a command's wait of an unknown kind.
     """
     import trio
 
@@ -517,12 +551,12 @@ def replay(log: EventLog, *, until: int | None = None, skip: frozenset[int] = fr
     if served is not None:
         raise ReplayError(f"revision {served.start_rev}: a session run by k8semu serve ran in real time and "
                           f"cannot be re-executed; replay until {served.start_rev} verifies what came before")
-    cut = next((s for s in sessions if s.end is not None and s.end.get("mid_instant") and s.start_rev < limit),
+    mid = next((s for s in sessions if s.end is not None and s.end.get("mid_instant") and s.start_rev < limit),
                None)
-    if cut is not None:
-        raise ReplayError(f"revision {cut.start_rev}: a session stopped by a signal in the middle of a virtual "
+    if mid is not None:
+        raise ReplayError(f"revision {mid.start_rev}: a session stopped by a signal in the middle of a virtual "
                           f"instant (where it stopped depended on the wall clock) cannot be re-executed; "
-                          f"replay until {cut.start_rev} verifies what came before")
+                          f"replay until {mid.start_rev} verifies what came before")
     for w in (w for s in sessions for w in s.waits):
         if w.get("op") not in _WAITS:
             raise ReplayError(f"revision {w['rev']}: a command's wait of an unknown kind {w.get('op')!r} "
@@ -531,7 +565,9 @@ def replay(log: EventLog, *, until: int | None = None, skip: frozenset[int] = fr
     seed = int(log.header.get("seed", 0))
     config = dict(log.header.get("cluster") or {})
     verify = not skip
-    state: dict[str, Any] = {"div": None, "limit": sessions[0].start_rev if sessions else log.revision}
+    # "cut": the revision a truncated session (killed, or cut by write_log) stops at, once verified
+    state: dict[str, Any] = {"div": None, "limit": sessions[0].start_rev if sessions else log.revision,
+                             "cut": None}
 
     def compare(rec: Record) -> None:
         if not verify:
@@ -545,6 +581,11 @@ def replay(log: EventLog, *, until: int | None = None, skip: frozenset[int] = fr
         why = _same(want, rec)
         if why:
             state["div"] = Divergence(rec.revision, want, rec, why)
+            raise _Stop()
+        if state["cut"] is not None and rec.revision >= state["cut"]:
+            # the recorded session wrote nothing more: stop right after this record, so
+            # that the next session starts from exactly the recorded state
+            state["cut"] = -1  # (and refuse any later write: see guarded_clock)
             raise _Stop()
 
     # bootstrap: the header alone decides it
@@ -577,8 +618,9 @@ def replay(log: EventLog, *, until: int | None = None, skip: frozenset[int] = fr
         if on_session:
             on_session(i, s)
         rlog.mark(s.start)  # the replayed log carries the same session marks
-        end_rev = s.end_rev if s.end_rev is not None else log.revision
+        end_rev = s.last_rev
         state["limit"] = end_rev if verify else 1 << 62
+        truncated = verify and s.truncated
         how = s.start.get("rng", "reopen")
         if how == "reopen" or (how == "create" and i > 0):
             _reset_listeners(rlog, compare)
@@ -625,13 +667,37 @@ def replay(log: EventLog, *, until: int | None = None, skip: frozenset[int] = fr
             for rec in todo:
                 await issue(rt, rec)
 
-        end_t = float(s.end["t"]) if s.end is not None else None
+        # A truncated session (killed: no end mark; or cut by write_log) is run as it would
+        # have gone on, and stopped once it has written its last recorded revision.
+        end_t = float(s.end["t"]) if s.end is not None and not truncated else None
         stop = end_t if s.end is not None and s.end.get("interrupted") else None
-        try:
-            run_session_like(cluster, s.start, end_t, body, stop_at=stop)
-        except BaseException as e:  # noqa: BLE001 - unwrap the nursery's exception group
-            if not _only_stop(e):
-                raise
+        if not (truncated and rlog.revision >= end_rev):  # (a truncated session that wrote nothing)
+            state["cut"] = end_rev if truncated else None
+            clock = rlog.clock
+
+            def guarded_clock(clock: Callable[[], float] = clock) -> float:
+                # Once a truncated session has written its last revision, the components'
+                # tasks already resumed in the same batch could still write before Trio
+                # cancels them; the store reads the clock to stamp a record before
+                # appending it, so a write fails here, leaving the log as recorded.
+                if state["cut"] == -1:
+                    raise _Stop()
+                return clock()
+
+            rlog.clock = guarded_clock
+            try:
+                run_session_like(cluster, s.start, end_t, body, stop_at=stop)
+            except BaseException as e:  # noqa: BLE001 - unwrap the nursery's exception group
+                if not _only_stop(e):
+                    raise
+            finally:
+                state["cut"] = None
+                rlog.clock = clock
+        if truncated and state["div"] is None:
+            # the recorded wait marks up to where it stopped, for a log written from this replay
+            for w in s.waits:
+                if w["rev"] <= rlog.revision and not any(m is w for m in rlog.marks):
+                    rlog.mark(w)
         if s.end is not None and state["div"] is None:
             rlog.mark(s.end)
         if state["div"] is None and verify and rlog.revision < end_rev:
@@ -651,8 +717,26 @@ def replay(log: EventLog, *, until: int | None = None, skip: frozenset[int] = fr
     div = state["div"]
     if div is not None and until is not None and div.revision > until:
         div = None
+    if div is not None:
+        div.note = _killed_note(sessions, div.revision)
     verified = min(rlog.revision, stop_at) if div is None else div.revision - 1
     return ReplayResult(verified, div, cluster)
+
+
+def _killed_note(sessions: list[Session], revision: int) -> str:
+    """Why a divergence at ``revision`` may be no fault of the components: it lies in a
+    session killed outright (no end mark) after its command's last recorded request and
+    wait, where the command may have been waiting; that wait was never recorded (its mark
+    is written when it ends), so a replay cannot make it again (:class:`ClientWaits`)."""
+    s = next((s for s in sessions if s.start_rev < revision <= s.last_rev), None)
+    if s is None or s.end is not None:
+        return ""
+    last = max([r.revision for r in s.inputs] + [int(w["rev"]) for w in s.waits] + [s.start_rev])
+    if revision <= last:
+        return ""
+    return (f"revision {revision} comes after the last recorded request and wait of a session killed outright "
+            f"(started at revision {s.start_rev}, no end mark); if its command was waiting then (drain, wait, "
+            f"rollout status, delete), that wait was not recorded and cannot be made again")
 
 
 def _only_stop(e: BaseException) -> bool:
@@ -664,18 +748,83 @@ def _only_stop(e: BaseException) -> bool:
 
 
 # ---------------------------------------------------------------------- output files
+class OutputError(ValueError):
+    """An output path that cannot, or must not, be written: one line naming it."""
+
+
+def check_output(path: str | os.PathLike[str], *, inputs: tuple[str | os.PathLike[str], ...] = (),
+                 force: bool = False) -> Path:
+    """Check that a new file may be written at ``path`` (the one place every command that
+    writes a log with ``--out`` checks it; :class:`atomic_output` checks it too).
+
+    Refused, whatever ``force`` says: a directory; a path whose directory does not exist
+    (none is created); one of ``inputs`` itself (the same file, through any link); a
+    cluster log whose writer lock (``PATH.lock``, :func:`k8semu.cli.session.lock_cluster`)
+    another open holds — tested without waiting — since the holder's later writes would
+    be lost. Refused unless ``force``: any other existing file.
+
+    Returns:
+        ``Path(path)``.
+
+    Raises:
+        OutputError: one line, e.g. ``out.log exists; pass --force to overwrite it``.
+    """
+    import fcntl
+
+    from ..cli.session import lock_holder, lock_path
+
+    p = Path(path)
+    if p.is_dir():
+        raise OutputError(f"{p} is a directory: give the path of a file to write")
+    parent = p.parent
+    if not parent.is_dir():
+        raise OutputError(f"directory {parent} does not exist")
+    if p.exists():
+        for src in inputs:
+            try:
+                same = os.path.samefile(p, src)
+            except OSError:
+                same = False
+            if same:
+                which = "" if os.path.normpath(p) == os.path.normpath(src) else f" ({src})"
+                raise OutputError(f"{p} is the input file itself{which}: write the output elsewhere")
+    try:
+        fd = os.open(lock_path(p), os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        fd = -1  # no lock file: no k8semu command has this cluster open
+    if fd >= 0:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        except BlockingIOError:
+            holder = lock_holder(p)
+            who = (f"k8semu (pid {holder['pid']}: {holder.get('command', '')})" if holder
+                   else "another k8semu command")
+            raise OutputError(f"{p} is a cluster log in use by {who}: its writes would be lost; "
+                              "write the output elsewhere") from None
+        finally:
+            os.close(fd)
+    if p.exists() and not force:
+        raise OutputError(f"{p} exists; pass --force to overwrite it")
+    return p
+
+
 class atomic_output:
     """Write a file via a temporary sibling, renamed into place only on success.
 
     ``with atomic_output(path) as tmp: ...`` — on an exception the temporary
-    file is removed and ``path`` is untouched (no half-written output).
+    file is removed and ``path`` is untouched (no half-written output). An
+    existing file at ``path`` is replaced, but :func:`check_output` (with
+    ``force``) is made before writing and again before the rename: a directory,
+    a missing directory (none is created) or a cluster log another k8semu
+    command holds open is an :class:`OutputError`, and nothing is left behind.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
 
     def __enter__(self) -> Path:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        check_output(self.path, force=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
         os.close(fd)
         os.unlink(tmp)
@@ -684,17 +833,49 @@ class atomic_output:
 
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is None:
-            os.replace(self.tmp, self.path)
+            try:
+                check_output(self.path, force=True)  # a command may have opened it meanwhile
+                os.replace(self.tmp, self.path)
+            except OSError as e:
+                self.tmp.unlink(missing_ok=True)
+                raise OutputError(f"cannot write {self.path}: {e.strerror or e}") from None
+            except BaseException:
+                self.tmp.unlink(missing_ok=True)
+                raise
         elif self.tmp.exists():
             self.tmp.unlink()
+
+
+def _waiting_at(marks: list[dict[str, Any]], start: dict[str, Any], rev: int) -> dict[str, Any] | None:
+    """The wait the command of the session that ``start`` opens was making at revision
+    ``rev``: its first wait mark after ``rev`` (or the ``"waiting"`` of an end mark that cut
+    it after ``rev``); None if it had ended, or made no more waits."""
+    i = next(i for i, m in enumerate(marks) if m is start)
+    for m in marks[i + 1:]:
+        if m["rev"] <= rev and m.get("event") == "wait":
+            continue
+        if m.get("event") == "wait":
+            return m
+        if m.get("event") == "end" and m["rev"] > rev:
+            return m.get("waiting")
+        return None
+    return None
 
 
 def write_log(log: EventLog, path: str | os.PathLike[str], until: int | None = None,
               header: dict[str, Any] | None = None) -> int:
     """Write ``log``'s records (up to ``until``) and session marks to a new log file at ``path``.
 
-    A session cut by ``until`` gets an end mark at that revision. Returns the
-    number of records written. The file is written atomically.
+    A session cut by ``until`` gets an end mark at that revision, ``{"type":"SESSION",
+    "event":"end","rev":UNTIL,"t":…,"settled":false,"cut":true}``, with, when the
+    command was waiting at that point, that wait's mark as ``"waiting"`` (it ended after
+    the cut; a replay must make it to reproduce the order of the components' writes);
+    :func:`replay` runs such a session up to that revision. Returns the number of records
+    written. The file is written atomically (:class:`atomic_output`: an existing file is
+    replaced).
+
+    Raises:
+        OutputError: ``path`` cannot be written (see :func:`check_output`).
     """
     hi = log.revision if until is None else until
     hdr = {k: v for k, v in (header or log.header).items() if k not in ("format", "version")}
@@ -702,7 +883,11 @@ def write_log(log: EventLog, path: str | os.PathLike[str], until: int | None = N
     bounds = [m for m in marks if m.get("event") in ("start", "end")]  # a session's wait marks come between
     if bounds and bounds[-1].get("event") == "start" and hi < log.revision:
         t = log.record(hi).time if hi else 0.0
-        marks.append({"type": "SESSION", "event": "end", "rev": hi, "t": t, "settled": False, "cut": True})
+        end = {"type": "SESSION", "event": "end", "rev": hi, "t": t, "settled": False, "cut": True}
+        waiting = _waiting_at(log.marks, bounds[-1], hi)
+        if waiting is not None:
+            end["waiting"] = waiting
+        marks.append(end)
     n = 0
     with atomic_output(path) as tmp:
         w = LogWriter(tmp, hdr, sync="none")
@@ -728,6 +913,32 @@ def write_log(log: EventLog, path: str | os.PathLike[str], until: int | None = N
 
 
 # ---------------------------------------------------------------------- fork
+class ForkRefused(ReplayError):
+    """Manifests given to :func:`fork` that the forked cluster refused; nothing was written.
+
+    ``str()`` is one line (``2 manifest documents refused: nothing written to NEW.log``);
+    ``lines`` has one line per refused document, naming its file and the error
+    (``bad.yaml: The ConfigMap "Bad_Name" is invalid: metadata.name: …``).
+    """
+
+    def __init__(self, lines: list[str], out: str | os.PathLike[str]) -> None:
+        n = len(lines)
+        super().__init__(f"{n} manifest document{'s' if n != 1 else ''} refused: nothing written to {out}")
+        self.lines = lines
+
+
+def _refusal(source: str, err: Exception) -> str:
+    """One line for a manifest document the forked cluster refused: its file and the error
+    (the API server's error as ``k8semu apply`` prints it, its lines joined)."""
+    from ..api.errors import StatusError
+    from ..cli.output import server_error
+
+    text = server_error(err) if isinstance(err, StatusError) else str(err)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    text = lines[0] + (" " + "; ".join(line.removeprefix("* ") for line in lines[1:]) if len(lines) > 1 else "")
+    return text if f'"{source}"' in text else f"{source}: {text}"
+
+
 def fork(log: EventLog, at: int, out: str | os.PathLike[str], *, manifests: list[str] = (),
          skip: frozenset[int] = frozenset()) -> tuple[ReplayResult, int]:
     """Replay ``log`` up to revision ``at`` (verified), then continue differently into ``out``.
@@ -736,30 +947,49 @@ def fork(log: EventLog, at: int, out: str | os.PathLike[str], *, manifests: list
     and re-issues the cut session's remaining inputs; then every later
     recorded session is run again with its inputs (minus the revisions in
     ``skip``: e.g. drop a recorded fault), ending as it ended (settle, or run
-    to the same virtual time). Inputs the forked cluster refuses are skipped.
-    ``out`` is an ordinary cluster log (with session marks), written
-    atomically; compare the timelines with ``k8semu diff``.
+    to the same virtual time). Recorded inputs the forked cluster refuses are
+    skipped; a manifest document it refuses is an error (:class:`ForkRefused`,
+    nothing written). ``out`` is an ordinary cluster log (with session marks),
+    written atomically (an existing file is replaced); compare the timelines
+    with ``k8semu diff``.
 
     Returns:
-        (the verification of the prefix, the number of records in ``out``).
+        (the verification of the prefix, the number of records in ``out``; 0 and
+        nothing written when the prefix diverged).
 
     Raises:
-        PointError: ``at`` outside the log. ReplayError: as :func:`replay`.
+        PointError: ``at`` outside the log. ManifestError: a manifest that cannot be
+        read (checked first: nothing runs). ReplayError: ``at`` inside the bootstrap
+        (before the first session), or a ``skip`` revision that is not a recorded input
+        after ``at`` (both checked first); otherwise as :func:`replay`.
+        ForkRefused: the forked cluster refused manifest documents. OutputError:
+        ``out`` cannot be written (:func:`check_output`).
     """
     from ..api.errors import StatusError
-    from ..api.manifest import load_manifests, resource_for
+    from ..api.manifest import ManifestError, load_manifests, resource_for
     from ..cli.commands.apply import apply_one
     from ..sim.cluster import Cluster
 
     if at < 0 or at > log.revision:
         raise PointError(f"revision {at} is outside the log (1..{log.revision})")
+    docs = [d for m in manifests for d in load_manifests(m)]
+    sessions = [s for s in sessions_of(log)]
+    boot = sessions[0].start_rev if sessions else log.revision
+    if at < boot:
+        raise ReplayError(f"revision {at} is inside the cluster's bootstrap (revisions 1..{boot}, written before "
+                          f"any command ran): fork at {boot} or later")
+    after = sorted(r.revision for s in sessions for r in s.inputs if r.revision > at)
+    for r in sorted(skip):
+        if r not in after:
+            shown = ", ".join(map(str, after[:10])) + (", …" if len(after) > 10 else "")
+            raise ReplayError(f"--skip {r}: revision {r} is not a recorded input after revision {at} "
+                              + (f"(those are: {shown})" if after else "(there is none)"))
     prefix = replay(log, until=at)
     if not prefix.identical:
         return prefix, 0
-    docs = [d for m in manifests for d in load_manifests(m)]
-    sessions = [s for s in sessions_of(log)]
     pending = [r for s in sessions for r in s.inputs if r.revision > at and r.revision not in skip]
     later = [s for s in sessions if s.start_rev >= at]
+    refused: list[str] = []
     with atomic_output(out) as tmp:
         n = write_log(prefix.cluster.log, tmp, until=at, header=log.header)
         cluster = Cluster.open(tmp)
@@ -781,23 +1011,24 @@ def fork(log: EventLog, at: int, out: str | os.PathLike[str], *, manifests: list
                     except (StatusError, ReplayError):
                         continue
 
-            cut = [r for r in pending if not any(s.start_rev <= r.revision - 1 and r.revision <= (s.end_rev or 0)
-                                                 for s in later)]
+            cut = [r for r in pending if not any(s.start_rev < r.revision <= s.last_rev for s in later)]
             start = {"settle": True, "limit": 600.0}
             open_session(["fork", "--at", str(at)] + [f"-f={m}" for m in manifests], start)
 
             async def first(rt: Any) -> None:
                 for d in docs:
-                    info = resource_for(d)
-                    meta = d.obj.get("metadata") or {}
-                    ns = (meta.get("namespace") or "default") if info.namespaced else None
                     try:
+                        info = resource_for(d)
+                        meta = d.obj.get("metadata") or {}
+                        ns = (meta.get("namespace") or "default") if info.namespaced else None
                         apply_one(cluster.api, info, d.obj, ns, server_side=False, force=False, dry=False)
-                    except StatusError:
-                        continue
+                    except (StatusError, ManifestError) as e:
+                        refused.append(_refusal(d.source, e))
                 issue(cluster.api, cut)
 
             close_session(run_session_like(cluster, start, None, first))
+            if refused:
+                raise ForkRefused(refused, out)  # the temporary file is removed: nothing written
             for s in later:
                 cluster.close()
                 cluster = Cluster.open(tmp)

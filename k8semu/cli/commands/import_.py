@@ -6,7 +6,9 @@ RequestResponse). ``simkube``: SimKube traces, format version 2, JSON or
 msgpack. The output works with ``replay`` (a re-enactment with a report of
 differences), ``history``, ``diff``, ``timeline`` and ``--at``
 (:mod:`k8semu.timeline.importers`). The file is written atomically: on an
-error nothing is left at ``--out``. It prints what it wrote and what it left
+error nothing is left at ``--out``. ``--out`` never overwrites the input file
+or a cluster log another k8semu command holds open, nor an existing file
+without ``--force`` (:func:`~k8semu.timeline.rerun.check_output`). It prints what it wrote and what it left
 out, by reason (``wrote a.log: 0 records, 0 inputs; skipped 37: 23 read (get),
 14 read (list)``).
 """
@@ -25,12 +27,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         p = isub.add_parser(name, help=f"import {what}")
         p.add_argument("file", metavar="FILE")
         p.add_argument("--out", required=True, metavar="LOG")
+        p.add_argument("--force", action="store_true", help="replace an existing file at --out")
         p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ...timeline.importers import import_audit, import_simkube
+    from ...timeline.rerun import check_output
 
+    check_output(args.out, inputs=(args.file,), force=args.force)
     fn = import_audit if args.source == "audit" else import_simkube
     result = fn(args.file, args.out)
     print(f"wrote {args.out}: {result.records} records, {result.inputs} inputs{skipped_text(result.skipped)}")

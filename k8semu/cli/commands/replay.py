@@ -1,12 +1,19 @@
 """``k8semu replay LOG``: re-execute a recorded log and check every output, record by record.
 
 Prints ``identical (N records)``, or the first divergent revision with both
-versions and the actor (exit 1). ``--until REVISION|DURATION --out PATH``
+versions and the actor (exit 1; a last ``note:`` line when it lies in a
+session killed outright after its command's last recorded request and wait).
+A session killed outright (no end mark) is replayed up to its last record. ``--until REVISION|DURATION --out PATH``
 stops there and writes the re-executed cluster to PATH (usable with
 ``--cluster PATH`` by every other command). ``--fork-at REVISION --out
 NEW.log [-f MANIFEST]… [--skip REV,…]`` continues from that point with other
 manifests applied and/or recorded inputs left out (e.g. a fault), re-issuing
-the later recorded inputs; compare with ``k8semu diff``. An imported log
+the later recorded inputs; compare with ``k8semu diff``. A manifest document
+the forked cluster refuses is reported (one line each, naming its file) and
+nothing is written (exit 1); a ``--skip`` value that is not a recorded input
+after the fork point is a one-line error. ``--out`` never overwrites the input
+log or a cluster log another k8semu command holds open, nor an existing file
+without ``--force`` (:func:`~k8semu.timeline.rerun.check_output`). An imported log
 (``k8semu import``) is re-enacted instead, with a report of where k8semu's
 components differed from the recorded ones. See ``docs/replay.md``.
 
@@ -20,6 +27,7 @@ work on it; ``--until`` a revision before it verifies what came before.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 from ..output import die
@@ -33,13 +41,29 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--fork-at", metavar="REVISION|DURATION", help="continue differently from this point")
     r.add_argument("-f", "--filename", action="append", default=[], help="with --fork-at: manifests to apply")
     r.add_argument("--skip", default="", metavar="REV[,REV…]", help="with --fork-at: recorded inputs to leave out")
+    r.add_argument("--force", action="store_true", help="with --out: replace an existing file")
     r.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from ...api.manifest import ManifestError
     from ...timeline import fork, open_log, replay, resolve_point, sessions_of, write_log
     from ...timeline.importers import reenact
+    from ...timeline.rerun import ForkRefused, check_output
 
+    if not args.fork_at and (args.filename or args.skip):
+        return die(f"{'-f' if args.filename else '--skip'} needs --fork-at")
+    if args.out and not (args.until or args.fork_at):
+        return die("--out needs --until or --fork-at")
+    skip: set[int] = set()
+    for x in (x.strip() for x in args.skip.split(",")):
+        if x:
+            try:
+                skip.add(int(x))
+            except ValueError:
+                return die(f"--skip {x}: not a revision (an integer)")
+    if args.out:
+        check_output(args.out, inputs=(args.log,), force=args.force)
     log = open_log(args.log)
     started = time.perf_counter()
     if log.header.get("source"):
@@ -61,8 +85,14 @@ def run(args: argparse.Namespace) -> int:
         served = _served(log, sessions, None)  # the prefix and every later session are run again
         if served:
             return die(_served_message(served, log, fork=True))
-        skip = frozenset(int(x) for x in args.skip.split(",") if x.strip())
-        prefix, n = fork(log, at, args.out, manifests=args.filename, skip=skip)
+        try:
+            prefix, n = fork(log, at, args.out, manifests=args.filename, skip=frozenset(skip))
+        except ManifestError as e:
+            return die(str(e))
+        except ForkRefused as e:
+            for line in e.lines:
+                print(f"error: {line}", file=sys.stderr)
+            return die(str(e))
         if not prefix.identical:
             for line in prefix.divergence.lines():  # type: ignore[union-attr]
                 print(line)
@@ -70,8 +100,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"identical up to revision {at}; forked into {args.out} ({n} records)")
         return 0
     until = resolve_point(log, args.until)[0] if args.until else None
-    if args.out and until is None:
-        return die("--out needs --until or --fork-at")
     served = _served(log, sessions, log.revision if until is None else until)
     if served:
         return die(_served_message(served, log))
@@ -94,15 +122,13 @@ def _served(log, sessions: list, stop_at: int | None) -> list[tuple[int, int]]:
     up to ``stop_at`` would have to re-execute (None: all of them, as a fork re-runs every session).
     A range is empty (``first > last``) when the server wrote nothing."""
     out = []
-    for i, s in enumerate(sessions):
+    for s in sessions:
         if not s.start.get("serve"):
             continue
         if stop_at is not None and s.start_rev >= stop_at:
             continue  # a replay stops before it starts
-        end = s.end_rev
-        if end is None:  # the server was killed: it ran until the next session, or the head
-            end = sessions[i + 1].start_rev if i + 1 < len(sessions) else log.revision
-        out.append((s.start_rev + 1, end))
+        # (killed, the server ran until the next session or the head: its last_rev)
+        out.append((s.start_rev + 1, s.last_rev))
     return out
 
 
