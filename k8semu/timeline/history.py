@@ -25,8 +25,8 @@ from ..store import EventLog, Record
 from ..store.record import ADDED, DELETED
 
 __all__ = ["Change", "diff_objects", "format_value", "object_key", "describe_key", "Version",
-           "object_history", "ClusterDiff", "cluster_diff", "timeline", "TraceStep", "trace_pod",
-           "IGNORED_PATHS"]
+           "object_history", "ClusterDiff", "cluster_diff", "logs_diff", "uid_of", "timeline", "TraceStep",
+           "trace_pod", "Incarnation", "incarnations", "pick_incarnation", "IGNORED_PATHS"]
 
 #: Paths left out of readable diffs (they change on every write).
 IGNORED_PATHS = ("metadata.resourceVersion", "metadata.managedFields")
@@ -208,9 +208,12 @@ def object_history(log: EventLog, key: str) -> list[Version]:
 
 @dataclass
 class ClusterDiff:
-    """What changed between two revisions, per resource (``deployments.apps``, ``pods``…).
+    """What changed between two revisions (or two logs), per resource (``deployments.apps``, ``pods``…).
 
-    ``created`` / ``deleted``: keys; ``changed``: ``{key: [Change]}``.
+    ``created`` / ``deleted``: keys; ``changed``: ``{key: [Change]}``;
+    ``replaced``: ``{key: [Change]}`` for an object deleted and created again
+    with the same name in between — a different object (another uid), as
+    kubectl users see it, not a change of one; its changes include the uid's.
     """
 
     start: int
@@ -218,21 +221,41 @@ class ClusterDiff:
     created: dict[str, list[str]] = field(default_factory=dict)
     deleted: dict[str, list[str]] = field(default_factory=dict)
     changed: dict[str, dict[str, list[Change]]] = field(default_factory=dict)
+    replaced: dict[str, dict[str, list[Change]]] = field(default_factory=dict)
 
     def resources(self) -> list[str]:
-        return sorted(set(self.created) | set(self.deleted) | set(self.changed))
+        return sorted(set(self.created) | set(self.deleted) | set(self.changed) | set(self.replaced))
 
     @property
     def empty(self) -> bool:
-        return not (self.created or self.deleted or self.changed)
+        return not (self.created or self.deleted or self.changed or self.replaced)
+
+    def _add(self, key: str, a: Record | None, b: Record | None, replaced: bool) -> None:
+        res = key.split("/")[2]
+        if a is None and b is not None:
+            self.created.setdefault(res, []).append(key)
+        elif a is not None and b is None:
+            self.deleted.setdefault(res, []).append(key)
+        elif a is not None and b is not None:
+            changes = diff_objects(a.object, b.object)
+            if replaced:
+                self.replaced.setdefault(res, {})[key] = changes
+            elif changes:
+                self.changed.setdefault(res, {})[key] = changes
+
+
+def uid_of(rec: Record | None) -> str | None:
+    """The object's ``metadata.uid`` (None for no record)."""
+    return None if rec is None else (rec.object.get("metadata") or {}).get("uid")
 
 
 def cluster_diff(log: EventLog, start: int, end: int) -> ClusterDiff:
-    """Objects created, deleted and changed between revision ``start`` and ``end`` (state vs state).
+    """Objects created, deleted, changed and replaced between revision ``start`` and ``end`` (state vs state).
 
-    Only keys written in between are compared, so the cost is the number of
-    records in the window, not the size of the cluster. ``start > end``
-    diffs backwards.
+    An object present at both points with another uid was deleted and created
+    again in between: ``replaced``, not ``changed``. Only keys written in
+    between are compared, so the cost is the number of records in the
+    window, not the size of the cluster. ``start > end`` diffs backwards.
     """
     lo, hi = min(start, end), max(start, end)
     keys = sorted({r.key for r in log.records(lo) if r.revision <= hi})
@@ -240,15 +263,34 @@ def cluster_diff(log: EventLog, start: int, end: int) -> ClusterDiff:
     for key in keys:
         a = log.get(key, start) if start else None
         b = log.get(key, end) if end else None
-        res = key.split("/")[2]
-        if a is None and b is not None:
-            diff.created.setdefault(res, []).append(key)
-        elif a is not None and b is None:
-            diff.deleted.setdefault(res, []).append(key)
-        elif a is not None and b is not None and a.revision != b.revision:
-            changes = diff_objects(a.object, b.object)
-            if changes:
-                diff.changed.setdefault(res, {})[key] = changes
+        if a is not None and b is not None and a.revision == b.revision:
+            continue
+        diff._add(key, a, b, a is not None and b is not None and uid_of(a) != uid_of(b))
+    return diff
+
+
+def logs_diff(log: EventLog, start: int, other: EventLog, end: int) -> ClusterDiff:
+    """The cluster of ``other`` at ``end`` against ``log``'s at ``start`` (e.g. a fork against its original).
+
+    ``created``: in ``other`` only; ``deleted``: in ``log`` only; ``changed``:
+    in both, with other contents. Two timelines create objects independently,
+    so a different uid alone is a change; ``replaced`` is an object one of the
+    timelines had as the other has it and then deleted and created again (its
+    uid at one point is in the other log's history of that name). Every object
+    of both states is compared: the cost is the size of the clusters.
+    """
+    a_recs = {r.key: r for r in log.range("/", start)} if start else {}
+    b_recs = {r.key: r for r in other.range("/", end)} if end else {}
+    diff = ClusterDiff(start, end)
+    for key in sorted(set(a_recs) | set(b_recs)):
+        a, b = a_recs.get(key), b_recs.get(key)
+        if a is not None and b is not None and a.object == b.object:
+            continue
+        ua, ub = uid_of(a), uid_of(b)
+        replaced = (a is not None and b is not None and ua != ub and
+                    (ua in {uid_of(r) for r in other.history(key) if r.revision <= end} or
+                     ub in {uid_of(r) for r in log.history(key) if r.revision <= start}))
+        diff._add(key, a, b, replaced)
     return diff
 
 
@@ -402,7 +444,66 @@ def _request_of(log: EventLog, ns: str, first: Record, chain: list[Record]) -> t
     return req, f"{req.type} {describe_key(req.key)}; via {via}"
 
 
-def trace_pod(log: EventLog, namespace: str, name: str) -> list[TraceStep]:
+@dataclass
+class Incarnation:
+    """One object of a name: from its ``ADDED`` record to its ``DELETED`` one (a StatefulSet's
+    ``web-0`` deleted and created again is two). ``deleted`` None: it exists at the log's end."""
+
+    uid: str
+    created: int
+    time: float
+    deleted: int | None
+    deleted_time: float | None
+    records: list[Record]
+
+    def live_at(self, revision: int) -> bool:
+        return self.created <= revision and (self.deleted is None or revision < self.deleted)
+
+
+def incarnations(log: EventLog, key: str) -> list[Incarnation]:
+    """The objects that had ``key`` over time, oldest first (each ``ADDED`` starts one)."""
+    out: list[Incarnation] = []
+    for rec in log.history(key):
+        if rec.type == ADDED or not out or out[-1].deleted is not None:
+            out.append(Incarnation(uid_of(rec) or "", rec.revision, rec.time, None, None, []))
+        inc = out[-1]
+        inc.records.append(rec)
+        if rec.type == DELETED:
+            inc.deleted, inc.deleted_time = rec.revision, rec.time
+    return out
+
+
+def pick_incarnation(incs: list[Incarnation], *, uid: str | None = None, at: int | None = None,
+                     what: str = "the object") -> Incarnation:
+    """The incarnation with ``uid`` (or a unique prefix of it), the one that existed at revision
+    ``at`` (else the last one created before it), or else the latest.
+
+    Raises:
+        ValueError: no incarnation matches (the message lists them).
+    """
+    if not incs:
+        raise ValueError(f"{what} is not in the log")
+    listing = ", ".join(f"{i.uid} (created at revision {i.created})" for i in incs)
+    if uid:
+        found = [i for i in incs if i.uid == uid] or [i for i in incs if i.uid.startswith(uid)]
+        if len(found) != 1:
+            raise ValueError(f'{"no" if not found else "more than one"} incarnation of {what} has uid '
+                             f'"{uid}" (there were {len(incs)}: {listing})')
+        return found[0]
+    if at is not None:
+        live = [i for i in incs if i.live_at(at)]
+        if live:
+            return live[-1]
+        before = [i for i in incs if i.created <= at]
+        if not before:
+            raise ValueError(f"{what} did not exist yet at revision {at} (first created at revision "
+                             f"{incs[0].created})")
+        return before[-1]
+    return incs[-1]
+
+
+def trace_pod(log: EventLog, namespace: str, name: str, *, uid: str | None = None,
+              at: int | None = None) -> list[TraceStep]:
     """The pod's path through the components: the 12 steps of pod creation, as they happened.
 
     1 the request (for a pod a controller created: the deletion of the pod it
@@ -416,19 +517,26 @@ def trace_pod(log: EventLog, namespace: str, name: str) -> list[TraceStep]:
     (it writes nothing to the API, so the step is the EndpointSlice write its
     rules follow). Each step is the earliest write that shows it; the kubelet
     reports the pod IP (5) with the status it writes after the containers
-    start, so that step's revision can be later than 6–8's. The first
-    incarnation of the pod's name is traced.
+    start, so that step's revision can be later than 6–8's.
+
+    When several pods had the name over time (deleted and created again, as
+    a StatefulSet's pods are), one is traced (:func:`pick_incarnation`): the
+    one with ``uid``, the one that existed at revision ``at``, else the
+    latest; :func:`incarnations` lists them all.
 
     Raises:
-        ValueError: no such pod in the log.
+        ValueError: no such pod in the log, or none with that uid / at that revision.
     """
     key = f"/registry/pods/{namespace}/{name}"
-    hist = log.history(key)
-    if not hist:
+    incs = incarnations(log, key)
+    if not incs:
         raise ValueError(f'pods "{name}" not found in the log (namespace {namespace})')
+    inc = pick_incarnation(incs, uid=uid, at=at, what=f"pod {namespace}/{name}")
+    later = [i for i in incs if i.created > inc.created]
+    hist = inc.records
     first = hist[0]
-    end = next((r.revision for r in hist[1:] if r.type == ADDED), None)
-    hist = [r for r in hist if end is None or r.revision < end]
+    end = later[0].created if later else None
+    pod_uid = inc.uid
     steps = [TraceStep(i + 1, t) for i, t in enumerate(_STEP_TITLES)]
 
     def hit(n: int, rec: Record, detail: str = "") -> None:
@@ -473,7 +581,7 @@ def trace_pod(log: EventLog, namespace: str, name: str) -> list[TraceStep]:
             continue
         ev = rec.object
         inv = ev.get("involvedObject") or ev.get("regarding") or {}
-        if inv.get("kind") != "Pod" or inv.get("name") != name:
+        if inv.get("kind") != "Pod" or inv.get("name") != name or (pod_uid and inv.get("uid", pod_uid) != pod_uid):
             continue
         reason = ev.get("reason") or ""
         msg = (ev.get("message") or ev.get("note") or "").strip()

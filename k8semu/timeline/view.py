@@ -3,7 +3,11 @@
 A *point* is a revision (``"1234"``) or a virtual time since the cluster
 started (``"2m30s"``, ``"90s"``, ``"1.5h"``): :func:`resolve_point` turns either
 into the revision that was current then (for a time: the last record written
-at or before it).
+at or before it). It is the one rule of every command's points (``--at``,
+``--from``/``--to`` of diff, history and bisect, trace's ``--at``): an empty
+point is an error, and so is one after the end of the log — a revision
+(``revision 900 is outside the log (1..812)``) or, for the CLI (``strict``), a
+time (``--to 1h: the log ends at revision 812 (virtual time 3m20s)``).
 
 :class:`LogView` is an :class:`~k8semu.store.EventLog` seen at one revision:
 its head *is* that revision, so an :class:`~k8semu.api.apiserver.APIServer`
@@ -30,8 +34,8 @@ from ..api.meta import DEFAULT_EPOCH
 from ..store import EventLog, FutureRevision, Record
 from ..store.record import DELETED
 
-__all__ = ["open_log", "resolve_point", "revision_at_time", "time_of", "LogView", "state_at",
-           "PastCluster", "open_cluster_at", "add_at_argument", "PointError"]
+__all__ = ["open_log", "resolve_point", "check_point_text", "revision_at_time", "time_of", "LogView",
+           "state_at", "PastCluster", "open_cluster_at", "add_at_argument", "PointError"]
 
 
 class PointError(ValueError):
@@ -69,19 +73,48 @@ def revision_at_time(log: EventLog, t: float) -> int:
     return lo
 
 
-def resolve_point(log: EventLog, text: str | int) -> tuple[int, float]:
+def check_point_text(text: str | int | None, flag: str | None = None) -> None:
+    """The checks of a point's text that need no log: it must not be empty (or blank).
+
+    Every command that takes a point runs this before anything else uses it
+    (:func:`resolve_point` does; ``--at`` does it while the command line is
+    parsed, see :func:`add_at_argument`), so ``--at ''`` is an error everywhere
+    instead of meaning "now" in one command and "the start" in another.
+
+    Raises:
+        PointError: ``--at is empty: expected a revision or a duration (e.g. 1234 or 2m30s)``.
+    """
+    if text is None or (isinstance(text, str) and not text.strip()):
+        raise PointError(f"{flag or 'the point'} is empty: expected a revision or a duration (e.g. 1234 or 2m30s)")
+
+
+def resolve_point(log: EventLog, text: str | int, *, strict: bool = False,
+                  flag: str | None = None) -> tuple[int, float]:
     """``"1234"`` (a revision) or ``"2m30s"`` (virtual time) -> ``(revision, time)``.
 
     For a revision, ``time`` is its record's time; for a time, the revision is
     the last one written at or before it and ``time`` is the time asked for.
     ``"head"`` / ``"now"`` is the last revision.
 
-    Raises:
-        PointError: a revision outside ``compact..head`` (``revision 9 is outside
-            the log (1..8)``), a negative time, or text that is neither.
-    """
-    from ..cli.durations import parse_duration
+    The one rule every command's points follow (the CLI passes ``strict=True``
+    and the flag's name, ``flag="--to"``, for the messages):
 
+    - an empty (or blank) text is an error (:func:`check_point_text`), never
+      "now" nor "the start";
+    - a revision after the head (or before the compact revision) is an error:
+      ``revision 9 is outside the log (1..8)``;
+    - with ``strict``, a time after the log's last record is an error naming
+      the end: ``--to 1h: the log ends at revision 8 (virtual time 4m12s)``
+      (etcd refuses a read at a future revision alike). Without it, such a
+      time answers the head (what a Python caller asking "as of 1h" wants);
+    - a negative time, or text that is neither, is an error.
+
+    Raises:
+        PointError: as above (one line, for the CLI).
+    """
+    from ..cli.durations import go_duration, parse_duration
+
+    check_point_text(text, flag)
     head = log.revision
     if isinstance(text, int) or (isinstance(text, str) and text.strip().isdigit()):
         rev = int(text)
@@ -97,6 +130,11 @@ def resolve_point(log: EventLog, text: str | int) -> tuple[int, float]:
         raise PointError(f'"{text}" is neither a revision nor a duration (e.g. 1234 or 2m30s)') from None
     if t < 0:
         raise PointError(f'"{text}": time must not be negative')
+    if strict:
+        end = time_of(log, head)
+        if t > end + 1e-9:
+            raise PointError(f"{flag + ' ' if flag else ''}{s}: the log ends at revision {head} "
+                             f"(virtual time {go_duration(end)})")
     return revision_at_time(log, t), t
 
 
@@ -230,26 +268,50 @@ class PastCluster:
         self.base.close()
 
 
+class _AtAction(argparse.Action):
+    """Stores ``--at``'s value, refusing an empty one in one line while the command line is parsed
+    (the commands' own "was --at given?" tests would otherwise take ``--at ''`` for "now")."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        try:
+            check_point_text(values, option_string or "--at")
+        except PointError as e:
+            parser.exit(1, f"error: {e}\n")
+        setattr(namespace, self.dest, values)
+
+
 def add_at_argument(parser: argparse.ArgumentParser) -> None:
-    """Add ``--at REVISION|DURATION`` (show the cluster as it was then) to a read command."""
-    parser.add_argument("--at", metavar="REVISION|DURATION",
+    """Add ``--at REVISION|DURATION`` (show the cluster as it was then) to a read command.
+
+    An empty value is refused at once (``error: --at is empty: …``, exit 1);
+    the rest of :func:`resolve_point`'s rule applies when the log is read.
+    """
+    parser.add_argument("--at", metavar="REVISION|DURATION", action=_AtAction,
                         help="show the cluster as it was at this revision or virtual time (e.g. 120, 2m30s)")
 
 
 def open_cluster_at(args: argparse.Namespace):
     """The cluster file opened read-only; with ``args.at``, a :class:`PastCluster` at that point.
 
+    The point follows :func:`resolve_point`'s rule, strictly (a time after the
+    log's end is an error, ``--at ''`` too).
+
     Raises:
         FileNotFoundError, LogFormatError: as :func:`k8semu.cli.session.open_cluster`.
-        PointError (a ValueError): ``--at`` outside the log.
+        PointError (a ValueError): ``--at`` empty, or outside the log.
     """
     from ..cli.session import open_cluster
 
     cluster = open_cluster(args, read_only=True)
     at = getattr(args, "at", None)
-    if at in (None, ""):
+    if at is None:
         return cluster
-    rev, t = resolve_point(cluster.log, at)
+    try:
+        rev, t = resolve_point(cluster.log, at, strict=True, flag="--at")
+    except BaseException:
+        cluster.close()
+        raise
     return PastCluster(cluster.log, rev, t)
 
 
