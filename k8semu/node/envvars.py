@@ -131,11 +131,13 @@ class APISource:
     def shared_service_env(self) -> tuple[dict, int] | None:
         """Where :func:`service_env` keeps its results for every source reading this API
         server's head, and the revision of the latest Service write (which they are valid
-        for); None when reading the past. Kubelets read Services from an informer upstream,
-        so every pod of a namespace sees the same versions."""
-        if self.revision is not None:
+        for); None when reading a past in which the Services were not what they are now.
+        Kubelets read Services from an informer upstream, so every pod of a namespace sees
+        the same versions."""
+        stamp = self.api.log.last_change("services")
+        if self.revision is not None and self.revision < stamp:
             return None
-        return self.api.derived.setdefault("service_env", {}), self.api.log.last_change("services")
+        return self.api.derived.setdefault("service_env", {}), stamp
 
     def services(self, namespace: str) -> list[Obj]:
         try:

@@ -142,7 +142,7 @@ class LogView:
     """An :class:`EventLog` frozen at ``revision``: reads see exactly the writes up to it.
 
     Provides the read side of the store's interface (``get``, ``range``,
-    ``history``, ``records``, ``record``, ``count``, ``keys``, ``revision``,
+    ``history``, ``records``, ``record``, ``count``, ``keys``, ``last_change``, ``revision``,
     ``compact_revision``, ``header``, ``clock``); ``add_listener`` and
     ``add_watch_index`` are no-ops
     (nothing is ever written) and the write methods raise ``PermissionError``.
@@ -184,6 +184,12 @@ class LogView:
 
     def count(self, prefix: str) -> int:
         return len(self.range(prefix))
+
+    def last_change(self, resource: str) -> int:
+        """``EventLog.last_change`` as of the view: the base's answer when it is not after the
+        view's revision, else the view's revision (nothing changes in a view, so that bound is
+        as good a cache stamp)."""
+        return min(self.base.last_change(resource), self._rev)
 
     def keys(self, prefix: str = "/") -> Iterable[str]:
         return [r.key for r in self.range(prefix)]
