@@ -515,3 +515,39 @@ def test_pick_one_node_prefers_latest_start_on_full_tie():
     old = Candidate("old", [victim("o", "2024-01-01T00:00:00Z")], 0)
     new = Candidate("new", [victim("n", "2024-06-01T00:00:00Z")], 0)
     assert pick_one_node_for_preemption([old, new]).name == "new"
+
+
+# --- PodTopologySpread counts the matching pods of a node through its label buckets ---------
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+_labels = st.dictionaries(st.sampled_from(["app", "tier"]), st.sampled_from(["a", "b"]), max_size=2)
+
+
+@given(st.lists(st.tuples(st.sampled_from(["default", "dev"]), _labels, st.booleans()), max_size=8),
+       st.sampled_from(["app=a", "app=a,tier=b", "tier in (a,b)", "app", "!tier", "app=a,app=b"]),
+       st.sampled_from(["default", "dev"]), st.integers(0, 7))
+def test_topology_spread_counts_what_a_scan_of_the_node_counts(pods, selector, ns, removed):
+    """Counting via the node's label buckets gives upstream's countPodsMatchSelector, before
+    and after the node's pods change (a pod removed from a copy of the NodeInfo)."""
+    from k8semu.api.selectors import parse_label_selector
+    from k8semu.scheduler.plugins.podtopologyspread import _pod_counter
+    from k8semu.scheduler.types import NodeInfo
+
+    ni = NodeInfo("node-1")
+    for i, (pod_ns, labels, deleting) in enumerate(pods):
+        meta = {"name": f"p{i}", "namespace": pod_ns, "labels": labels}
+        if deleting:
+            meta["deletionTimestamp"] = "2025-01-01T00:00:00Z"
+        ni.add_pod(PodInfo.of({"metadata": meta, "spec": {"nodeName": "node-1", "containers": []}}))
+    sel = parse_label_selector(selector)
+
+    def scan(node):
+        return sum(1 for p in node.pods if p.namespace == ns and not p.terminating and sel.matches(p.labels))
+
+    count = _pod_counter(sel, ns)
+    assert count(ni) == scan(ni)
+    copy = ni.clone()
+    if removed < len(pods):
+        copy.remove_pod(f"{pods[removed][0]}/p{removed}")
+    assert (count(copy), count(ni)) == (scan(copy), scan(ni))

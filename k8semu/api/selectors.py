@@ -102,6 +102,18 @@ def _go_string_slice(values: list[str] | None) -> str:
     return "[]string{" + ", ".join(_go_quote(v) for v in values) + "}"
 
 
+class _Lazy:
+    """A string made only when formatted (``f"{lazy}"``)."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable[[], str]) -> None:
+        self.make = make
+
+    def __format__(self, spec: str) -> str:
+        return format(self.make(), spec)
+
+
 def _aggregate(msgs: list[str]) -> str:
     """``utilerrors.Aggregate.Error()``: one message bare, several bracketed, deduplicated."""
     seen: list[str] = []
@@ -160,7 +172,7 @@ class Requirement:
         kerr = _key_error(key, "key")
         if kerr:
             errs.append(kerr)
-        shown = _go_string_slice(vals)
+        shown = _Lazy(lambda: _go_string_slice(vals))  # only messages need it
         if operator in (IN, NOT_IN):
             if n == 0:
                 errs.append(f"values: Invalid value: {shown}: for 'in', 'notin' operators, values set can't be empty")

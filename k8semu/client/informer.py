@@ -23,7 +23,8 @@ from ..api import errors
 from ..api.apiserver import APIServer, RequestContext
 
 __all__ = ["Indexer", "Informer", "EventHandler", "meta_namespace_key", "split_key",
-           "NAMESPACE_INDEX", "namespace_index", "node_name_index"]
+           "NAMESPACE_INDEX", "namespace_index", "node_name_index", "LABELS_INDEX", "label_index",
+           "CONTROLLER_UID_INDEX", "controller_uid_index"]
 
 Obj = dict[str, Any]
 IndexFunc = Callable[[Obj], Iterable[str]]
@@ -61,6 +62,19 @@ def label_index(obj: Obj) -> list[str]:
     meta = obj.get("metadata") or {}
     ns = meta.get("namespace") or ""
     return [f"{ns}\x00{k}={v}" for k, v in (meta.get("labels") or {}).items()]
+
+
+#: index name of :func:`controller_uid_index`
+CONTROLLER_UID_INDEX = "controllerUID"
+
+
+def controller_uid_index(obj: Obj) -> list[str]:
+    """Index function: the uid of the object's controller (its ``ownerReferences`` entry with
+    ``controller: true``), as upstream's ``controllerUIDIndex``; none for an orphan."""
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
+        if ref.get("controller"):
+            return [ref.get("uid", "")]
+    return []
 
 
 def node_name_index(obj: Obj) -> list[str]:

@@ -42,7 +42,6 @@ The schedule arithmetic (:func:`parse_schedule`, :func:`most_recent_schedule`,
 
 from __future__ import annotations
 
-import copy
 import re
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -51,7 +50,7 @@ from zoneinfo import ZoneInfo
 from croniter import croniter
 
 from ..api import errors
-from ..api.meta import controller_of, parse_time
+from ..api.meta import controller_of, copy_object, parse_time
 from ..client.component import Component
 from ..client.events import NORMAL, WARNING, EventRecorder
 from ..client.informer import EventHandler, meta_namespace_key
@@ -178,7 +177,7 @@ def job_from_template(cj: Obj, scheduled: datetime) -> Obj:
     and spec, the ``batch.kubernetes.io/cronjob-scheduled-timestamp`` annotation
     (RFC 3339 in the CronJob's zone) and a controller reference to the CronJob."""
     meta = cj.get("metadata") or {}
-    tmpl = copy.deepcopy((cj.get("spec") or {}).get("jobTemplate") or {})
+    tmpl = copy_object((cj.get("spec") or {}).get("jobTemplate") or {})
     tmeta = tmpl.get("metadata") or {}
     annotations = dict(tmeta.get("annotations") or {})
     annotations[SCHEDULED_TIMESTAMP_ANNOTATION] = scheduled.isoformat().replace("+00:00", "Z")
@@ -274,7 +273,7 @@ class CronJobController(Component):
             return
         jobs = [j for j in self.jobs.indexer.by_index("cronjob", cj["metadata"].get("uid", ""))
                 if j["metadata"].get("uid") not in self._deleted_jobs]
-        status = copy.deepcopy(cj.get("status") or {})
+        status = copy_object(cj.get("status") or {})
         requeue, changed = self._sync_cronjob(cj, status, jobs)
         if self._cleanup(cj, status, jobs):
             changed = True

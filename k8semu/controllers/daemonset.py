@@ -32,17 +32,17 @@ the caches and makes the API calls, with creation/deletion expectations from
 
 from __future__ import annotations
 
-import copy
 import math
 from typing import Any
 
 from ..api import errors
+from ..api.meta import copy_object
 from ..api.pods import is_pod_ready
 from ..api.scheduling import RequiredNodeAffinity, tolerations_tolerate_taint
 from ..api.selectors import selector_from_label_selector
 from ..client.component import Component
 from ..client.events import NORMAL, WARNING, EventRecorder
-from ..client.informer import EventHandler, meta_namespace_key
+from ..client.informer import CONTROLLER_UID_INDEX, EventHandler, controller_uid_index, meta_namespace_key
 from .controller_utils import (
     ControllerExpectations,
     compute_hash,
@@ -183,7 +183,7 @@ def new_daemon_pod(ds: Obj, node_name: str, hash_: str) -> Obj:
     """The pod created for ``node_name``: the template with the revision hash
     label, the daemon tolerations, required node affinity replaced by
     ``matchFields metadata.name In [node]`` and a controller reference."""
-    tmpl = copy.deepcopy(((ds.get("spec") or {}).get("template")) or {})
+    tmpl = copy_object(((ds.get("spec") or {}).get("template")) or {})
     tmeta = tmpl.get("metadata") or {}
     spec = tmpl.get("spec") or {}
     spec["tolerations"] = daemon_tolerations(spec)
@@ -218,7 +218,7 @@ def _scaled(value: Any, total: int, round_up: bool) -> int:
 
 def _revision_data(ds: Obj) -> Obj:
     """What upstream's ``getPatch`` stores in a DaemonSet ControllerRevision."""
-    tmpl = copy.deepcopy(((ds.get("spec") or {}).get("template")) or {})
+    tmpl = copy_object(((ds.get("spec") or {}).get("template")) or {})
     tmpl["$patch"] = "replace"
     return {"spec": {"template": tmpl}}
 
@@ -295,8 +295,8 @@ class DaemonSetController(Component):
         super().__init__(api, name, user)
         self.dss = self.informer("daemonsets.apps")
         self.nodes = self.informer("nodes")
-        self.pods = self.informer("pods", indexers={"owner": _owner_uid})
-        self.revisions = self.informer("controllerrevisions.apps", indexers={"owner": _owner_uid})
+        self.pods = self.informer("pods", indexers={CONTROLLER_UID_INDEX: controller_uid_index})
+        self.revisions = self.informer("controllerrevisions.apps", indexers={CONTROLLER_UID_INDEX: controller_uid_index})
         self.q = self.queue()
         self.recorder = EventRecorder(api, self.ctx, self.name)
         self.exp = ControllerExpectations()
@@ -383,7 +383,7 @@ class DaemonSetController(Component):
         hash_ = self._ensure_revision(ds)
         nodes = self.nodes.indexer.list()
         selector = selector_from_label_selector((ds.get("spec") or {}).get("selector"))
-        pods = [p for p in self.pods.indexer.by_index("owner", _meta(ds).get("uid", ""))
+        pods = [p for p in self.pods.indexer.by_index(CONTROLLER_UID_INDEX, _meta(ds).get("uid", ""))
                 if selector.matches(_meta(p).get("labels") or {})]
         by_node: dict[str, list[Obj]] = {}
         targets = self._targets
@@ -419,7 +419,7 @@ class DaemonSetController(Component):
         data = _revision_data(ds)
         cc = (ds.get("status") or {}).get("collisionCount")
         hash_ = compute_hash(((ds.get("spec") or {}).get("template")) or {}, cc)
-        revs = self.revisions.indexer.by_index("owner", _meta(ds).get("uid", ""))
+        revs = self.revisions.indexer.by_index(CONTROLLER_UID_INDEX, _meta(ds).get("uid", ""))
         name = f"{_meta(ds)['name']}-{hash_}"
         top = max([int(r.get("revision") or 0) for r in revs], default=0)
         for r in revs:
@@ -439,7 +439,7 @@ class DaemonSetController(Component):
     def _cleanup_history(self, ds: Obj, pods: list[Obj], hash_: str) -> None:
         limit = int((ds.get("spec") or {}).get("revisionHistoryLimit") or 10)
         live = {(_meta(p).get("labels") or {}).get(REVISION_HASH_LABEL) for p in pods}
-        revs = self.revisions.indexer.by_index("owner", _meta(ds).get("uid", ""))
+        revs = self.revisions.indexer.by_index(CONTROLLER_UID_INDEX, _meta(ds).get("uid", ""))
         old = sorted((r for r in revs if (_meta(r).get("labels") or {}).get(REVISION_HASH_LABEL) not in live
                       and not _meta(r).get("name", "").endswith(f"-{hash_}")),
                      key=lambda r: int(r.get("revision") or 0))
@@ -633,8 +633,3 @@ def _surge_allowed(ds: Obj) -> bool:
     return surge not in (None, 0, "0", "0%")
 
 
-def _owner_uid(obj: Obj) -> list[str]:
-    for ref in _meta(obj).get("ownerReferences") or ():
-        if ref.get("controller"):
-            return [ref.get("uid", "")]
-    return []

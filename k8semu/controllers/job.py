@@ -37,12 +37,11 @@ status writes back when the Job cache is behind them.
 
 from __future__ import annotations
 
-import copy
 from typing import Any, Iterable
 
 from ..api import errors
 from ..api.apiserver import STRATEGIC_MERGE_PATCH
-from ..api.meta import controller_of, parse_time
+from ..api.meta import controller_of, copy_object, parse_time
 from ..api.pods import is_pod_ready, pod_condition
 from ..client.component import Component
 from ..client.events import NORMAL, WARNING, EventRecorder
@@ -364,7 +363,7 @@ def pod_from_job_template(job: Obj, index: int | None = None, replaced: Obj | No
     ``<job>-<index>`` and generateName ``<job>-<index>-``."""
     meta = _meta(job)
     spec = job.get("spec") or {}
-    tmpl = copy.deepcopy(spec.get("template") or {})
+    tmpl = copy_object(spec.get("template") or {})
     tmeta = tmpl.get("metadata") or {}
     pspec = tmpl.get("spec") or {}
     name = meta.get("name", "")
@@ -665,7 +664,7 @@ class JobController(Component):
         api, ctx = self.api, self.ctx
         now = api.now
         spec = job.get("spec") or {}
-        status = copy.deepcopy(job.get("status") or {})
+        status = copy_object(job.get("status") or {})
         uncounted = status.get("uncountedTerminatedPods") or {}
         status["uncountedTerminatedPods"] = {k: list(v) for k, v in uncounted.items() if v}
         unc_succ = set(uncounted.get("succeeded") or ())

@@ -33,12 +33,11 @@ time makes upstream's equal-timestamp race systematic.
 
 from __future__ import annotations
 
-import copy
 from datetime import datetime
 from typing import Any
 
 from ..api import errors
-from ..api.meta import DEFAULT_EPOCH, controller_of
+from ..api.meta import DEFAULT_EPOCH, controller_of, copy_object
 from ..api.pods import is_pod_ready
 from ..api.selectors import LabelSelector, selector_from_label_selector, selector_from_set
 from ..client.component import Component
@@ -114,7 +113,7 @@ def pod_from_template(template: Obj, owner: Obj) -> Obj:
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": meta,
-        "spec": copy.deepcopy(template.get("spec") or {}),
+        "spec": copy_object(template.get("spec") or {}),
     }
 
 

@@ -35,16 +35,16 @@ and makes the API calls.
 
 from __future__ import annotations
 
-import copy
 import re
 from typing import Any
 
 from ..api import errors
+from ..api.meta import copy_object
 from ..api.pods import is_pod_ready
 from ..api.selectors import selector_from_label_selector
 from ..client.component import Component
 from ..client.events import NORMAL, WARNING, EventRecorder
-from ..client.informer import EventHandler, meta_namespace_key
+from ..client.informer import CONTROLLER_UID_INDEX, EventHandler, controller_uid_index, meta_namespace_key
 from .controller_utils import (REVISION_HASH_LABEL, compute_hash, is_pod_available, new_controller_ref,
                                new_controller_revision)
 
@@ -100,7 +100,7 @@ def _revision_of(pod: Obj) -> str | None:
 
 
 def _revision_data(sts: Obj) -> Obj:
-    tmpl = copy.deepcopy(((sts.get("spec") or {}).get("template")) or {})
+    tmpl = copy_object(((sts.get("spec") or {}).get("template")) or {})
     tmpl["$patch"] = "replace"
     return {"spec": {"template": tmpl}}
 
@@ -109,7 +109,7 @@ def _set_from_revision(sts: Obj, revision: Obj | None) -> Obj:
     """The StatefulSet as it was at ``revision`` (its template replaced)."""
     if revision is None:
         return sts
-    tmpl = copy.deepcopy(((revision.get("data") or {}).get("spec") or {}).get("template") or {})
+    tmpl = copy_object(((revision.get("data") or {}).get("spec") or {}).get("template") or {})
     tmpl.pop("$patch", None)
     return {**sts, "spec": {**(sts.get("spec") or {}), "template": tmpl}}
 
@@ -122,7 +122,7 @@ def new_stateful_pod(sts: Obj, ordinal: int, revision_name: str) -> Obj:
     pointing at ``<claim>-<set>-<ordinal>``; a controller reference."""
     spec = sts.get("spec") or {}
     name = f"{_meta(sts)['name']}-{ordinal}"
-    tmpl = copy.deepcopy(spec.get("template") or {})
+    tmpl = copy_object(spec.get("template") or {})
     tmeta = tmpl.get("metadata") or {}
     pspec = tmpl.get("spec") or {}
     labels = dict(tmeta.get("labels") or {})
@@ -151,7 +151,7 @@ def _claims_for(sts: Obj, ordinal: int) -> list[Obj]:
     match = ((spec.get("selector") or {}).get("matchLabels")) or {}
     out = []
     for claim in spec.get("volumeClaimTemplates") or ():
-        c = copy.deepcopy(claim)
+        c = copy_object(claim)
         cmeta = c.get("metadata") or {}
         c = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "spec": c.get("spec") or {},
              "metadata": {**cmeta, "name": claim_name(cmeta.get("name"), _meta(sts)["name"], ordinal),
@@ -183,9 +183,9 @@ class StatefulSetController(Component):
     def __init__(self, api, name: str | None = None, user=None) -> None:
         super().__init__(api, name, user)
         self.sets = self.informer("statefulsets.apps")
-        self.pods = self.informer("pods", indexers={"owner": _owner_uid})
+        self.pods = self.informer("pods", indexers={CONTROLLER_UID_INDEX: controller_uid_index})
         self.claims = self.informer("persistentvolumeclaims")
-        self.revisions = self.informer("controllerrevisions.apps", indexers={"owner": _owner_uid})
+        self.revisions = self.informer("controllerrevisions.apps", indexers={CONTROLLER_UID_INDEX: controller_uid_index})
         self.q = self.queue()
         self.recorder = EventRecorder(api, self.ctx, self.name)
         self.sets.add_event_handler(EventHandler(on_add=self._enqueue, on_update=lambda o, n: self._enqueue(n)))
@@ -223,9 +223,9 @@ class StatefulSetController(Component):
         spec = sts.get("spec") or {}
         status = sts.get("status") or {}
         selector = selector_from_label_selector(spec.get("selector"))
-        pods = [p for p in self.pods.indexer.by_index("owner", _meta(sts).get("uid", ""))
+        pods = [p for p in self.pods.indexer.by_index(CONTROLLER_UID_INDEX, _meta(sts).get("uid", ""))
                 if selector.matches(_meta(p).get("labels") or {}) and pod_ordinal(name, p) >= 0]
-        revisions = sorted(self.revisions.indexer.by_index("owner", _meta(sts).get("uid", "")),
+        revisions = sorted(self.revisions.indexer.by_index(CONTROLLER_UID_INDEX, _meta(sts).get("uid", "")),
                            key=lambda r: int(r.get("revision") or 0))
         update_rev = self._update_revision(sts, revisions)
         revisions = [r for r in revisions if _meta(r)["name"] != _meta(update_rev)["name"]] + [update_rev]
@@ -439,8 +439,3 @@ class StatefulSetController(Component):
         self._pod_event("delete", sts, _meta(pod)["name"])
 
 
-def _owner_uid(obj: Obj) -> list[str]:
-    for ref in _meta(obj).get("ownerReferences") or ():
-        if ref.get("controller"):
-            return [ref.get("uid", "")]
-    return []

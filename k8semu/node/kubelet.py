@@ -1147,7 +1147,8 @@ class Kubelet(Component):
 
         # the "file" source: kubeadm's static pods (none in a cluster made without kubeadm's addons)
         self.static_pods = StaticPodSource(self, None if static_pods else [], cluster_cidr=cluster_cidr)
-        self.pods = self.informer("pods", field_selector=f"spec.nodeName={node_cfg.name}")
+        self.pods = self.informer("pods", field_selector=f"spec.nodeName={node_cfg.name}",
+                                  indexers={"uid": _uid_index})
         self.nodes = self.informer("nodes", field_selector=f"metadata.name={node_cfg.name}")
         self.pods.add_event_handler(EventHandler(self._on_add, self._on_update, self._on_delete))
         self.nodes.add_event_handler(EventHandler(lambda o: self._on_node(o), lambda _o, n: self._on_node(n)))
@@ -1374,7 +1375,7 @@ class Kubelet(Component):
             del self.workers[uid]
 
     def _apply_cache(self, uid: str, now: float) -> None:
-        pod = next((p for p in self.pods.indexer.list() if p["metadata"].get("uid") == uid), None)
+        pod = next(iter(self.pods.indexer.by_index("uid", uid)), None)
         w = self.workers.get(uid)
         if pod is None:
             if w is not None and not w.gone:
@@ -1401,3 +1402,8 @@ def _strip_heartbeats(status: Obj) -> Obj:
     out["conditions"] = [{k: v for k, v in c.items() if k != "lastHeartbeatTime"}
                          for c in status.get("conditions") or ()]
     return out
+
+
+def _uid_index(pod: Obj) -> list[str]:
+    """Index function: the pod's uid (the kubelet's pod workers are keyed by it)."""
+    return [(pod.get("metadata") or {}).get("uid") or ""]

@@ -34,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 from operator import attrgetter
-from typing import Any, Mapping, Union
+from typing import Any, Mapping, Sequence, Union
 
 from k8semu.api.quantity import parse_quantity
 from k8semu.api.selectors import LabelSelector, selector_from_label_selector
@@ -350,6 +350,11 @@ class PodInfo:
         return (self.pod.get("metadata") or {}).get("deletionTimestamp") is not None
 
 
+def label_bucket(namespace: str, key: str, value: str) -> str:
+    """The key of :meth:`NodeInfo.pods_labelled` for pods in ``namespace`` labelled ``key=value``."""
+    return f"{namespace}\x00{key}={value}"
+
+
 class NodeInfo:
     """A node and the pods on it, with the sums plugins read (upstream ``framework.NodeInfo``).
 
@@ -371,11 +376,13 @@ class NodeInfo:
 
     __slots__ = ("node", "name", "pods", "requested", "non_zero_cpu", "non_zero_memory",
                  "allocatable", "used_ports", "images", "generation", "labels", "taints",
-                 "unschedulable", "free_cpu", "free_memory", "free_ephemeral_storage", "free_pods")
+                 "unschedulable", "free_cpu", "free_memory", "free_ephemeral_storage", "free_pods",
+                 "_by_label")
 
     def __init__(self, name: str, node: Mapping[str, Any] | None = None) -> None:
         self.name = name
         self.pods: list[PodInfo] = []
+        self._by_label: dict[str, list[PodInfo]] | None = None
         self.requested = Resource()
         self.non_zero_cpu = 0
         self.non_zero_memory = 0
@@ -425,6 +432,26 @@ class NodeInfo:
     def pods_with_required_anti_affinity(self) -> list[PodInfo]:
         return [p for p in self.pods if p.required_anti_affinity]
 
+    def pods_labelled(self, bucket: str) -> Sequence[PodInfo]:
+        """The pods on this node with one label: ``bucket`` is ``label_bucket(namespace, key,
+        value)``. Built on first use after a change of the pods, so counting the pods a
+        selector matches (PodTopologySpread, on every node, for every pod) looks at the few
+        pods that can match instead of all of them."""
+        idx = self._by_label
+        if idx is None:
+            idx = {}
+            for p in self.pods:
+                ns = p.namespace
+                for k, v in p.labels.items():
+                    b = f"{ns}\x00{k}={v}"
+                    bucket_pods = idx.get(b)
+                    if bucket_pods is None:
+                        idx[b] = [p]
+                    else:
+                        bucket_pods.append(p)
+            self._by_label = idx
+        return idx.get(bucket, ())
+
     def add_pod(self, pi: PodInfo) -> None:
         """Account a pod on this node (upstream ``NodeInfo.AddPodInfo``)."""
         self.pods.append(pi)
@@ -452,6 +479,7 @@ class NodeInfo:
             else:
                 self.used_ports.pop(port, None)
         self.generation += 1
+        self._by_label = None
         self._refresh_free()
 
     def clone(self) -> "NodeInfo":
@@ -468,6 +496,7 @@ class NodeInfo:
         c.unschedulable = self.unschedulable
         c.free_cpu, c.free_memory = self.free_cpu, self.free_memory
         c.free_ephemeral_storage, c.free_pods = self.free_ephemeral_storage, self.free_pods
+        c._by_label = self._by_label  # the same pods until the copy changes them
         return c
 
     def __repr__(self) -> str:

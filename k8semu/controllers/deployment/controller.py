@@ -18,16 +18,16 @@ just before the status update that carries the rest.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from ...api import errors
 from ...api.apiserver import MERGE_PATCH
-from ...api.meta import controller_of
+from ...api.meta import controller_of, copy_object
 from ...api.selectors import selector_from_label_selector
 from ...client.component import Component
 from ...client.events import EventRecorder
-from ...client.informer import LABELS_INDEX, EventHandler, label_index, meta_namespace_key
+from ...client.informer import (CONTROLLER_UID_INDEX, LABELS_INDEX, EventHandler, controller_uid_index, label_index,
+                               meta_namespace_key)
 from ..controller_utils import claim_objects
 from . import sync as sync_mod
 from .recreate import rollout_recreate
@@ -110,7 +110,8 @@ class DeploymentController(Component):
         self.recorder = EventRecorder(api, self.ctx, self.name)
         self.client = ApiClient(self)
         self.d_informer = self.informer("deployments.apps")
-        self.rs_informer = self.informer("replicasets.apps")
+        self.rs_informer = self.informer("replicasets.apps", indexers={
+            LABELS_INDEX: label_index, CONTROLLER_UID_INDEX: controller_uid_index})
         self.pod_informer = self.informer("pods", indexers={LABELS_INDEX: label_index})
         self.q = self.queue()
         self.d_informer.add_event_handler(EventHandler(
@@ -201,8 +202,7 @@ class DeploymentController(Component):
         d = self._resolve(ns, controller_of(rs))
         if d is None or ((d["spec"].get("strategy") or {}).get("type")) != "Recreate":
             return
-        rs_list = [r for r in self.rs_informer.indexer.by_index("namespace", ns)
-                   if (controller_of(r) or {}).get("uid") == d["metadata"]["uid"]]
+        rs_list = self.rs_informer.indexer.by_index(CONTROLLER_UID_INDEX, d["metadata"]["uid"])
         if not any(self.pod_map(d, rs_list).values()):
             self._enqueue(d)
 
@@ -221,8 +221,13 @@ class DeploymentController(Component):
                 raise errors.Conflict(f"Deployment {ns}/{name} has just been deleted at "
                                       f"{fresh['metadata']['deletionTimestamp']}")
 
+        # Upstream lists every ReplicaSet of the namespace; only those this Deployment controls
+        # and the ones its selector matches can be claimed, so the indexes give the same answer.
+        idx = self.rs_informer.indexer
+        candidates = {meta_namespace_key(rs): rs for rs in idx.by_index(CONTROLLER_UID_INDEX, d["metadata"]["uid"])}
+        candidates.update((meta_namespace_key(rs), rs) for rs in idx.select(ns, sel))
         return claim_objects(self.api, self.ctx, "replicasets.apps", d,
-                             self.rs_informer.indexer.by_index("namespace", ns),
+                             [candidates[k] for k in sorted(candidates)],
                              lambda rs: sel.matches(rs["metadata"].get("labels") or {}), can_adopt)
 
     def pod_map(self, d: Obj, rs_list: list[Obj]) -> dict[str, list[Obj]]:
@@ -244,7 +249,7 @@ class DeploymentController(Component):
         cached = self.d_informer.indexer.get(key)
         if cached is None:
             return
-        d = copy.deepcopy(cached)
+        d = copy_object(cached)
         self.client.begin(cached)
         c = self.client
         sel = (d.get("spec") or {}).get("selector")

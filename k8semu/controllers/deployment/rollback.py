@@ -12,11 +12,10 @@ ReplicaSet and rolls to it, giving it the next revision number.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from ...api.apiserver import JSON_PATCH, STRATEGIC_MERGE_PATCH
-from ...api.meta import is_controlled_by
+from ...api.meta import copy_object, is_controlled_by
 from . import util
 
 __all__ = ["RollbackError", "rollback_patch", "restart_patch"]
@@ -86,7 +85,7 @@ def rollback_patch(deployment: Obj, replicasets: list[Obj], to_revision: int = 0
     if (deployment.get("spec") or {}).get("paused"):
         raise RollbackError("you cannot rollback a paused deployment; resume it first with "
                             "'kubectl rollout resume' and try again")
-    template = copy.deepcopy((target.get("spec") or {}).get("template") or {})
+    template = copy_object((target.get("spec") or {}).get("template") or {})
     if util.equal_ignore_hash(template, (deployment.get("spec") or {}).get("template")):
         return {"patchType": JSON_PATCH, "patch": None,
                 "message": f"{name} skipped rollback (current template already matches revision {to_revision})"}

@@ -11,11 +11,10 @@ annotations, status and resourceVersion), as upstream works on its
 
 from __future__ import annotations
 
-import copy
 from typing import Any, Protocol
 
 from ...api import errors
-from ...api.meta import controller_of
+from ...api.meta import controller_of, copy_object
 from ..controller_utils import compute_hash, namespace_terminating, new_controller_ref
 from . import util
 
@@ -86,7 +85,7 @@ def get_all_replica_sets_and_sync_revision(c: DeploymentClient, d: Obj, rs_list:
 
 
 def _selector_with_hash(selector: Obj | None, h: str) -> Obj:
-    sel = copy.deepcopy(selector or {})
+    sel = copy_object(selector or {})
     sel["matchLabels"] = {**(sel.get("matchLabels") or {}), util.DEFAULT_UNIQUE_LABEL_KEY: h}
     return sel
 
@@ -108,7 +107,7 @@ def get_new_replica_set(c: DeploymentClient, d: Obj, rs_list: list[Obj], old_rss
     spec = d["spec"]
     min_ready = int(spec.get("minReadySeconds") or 0)
     if existing is not None:
-        rs = copy.deepcopy(existing)
+        rs = copy_object(existing)
         changed = util.set_new_replica_set_annotations(d, rs, new_revision, True)
         if changed or int(rs["spec"].get("minReadySeconds") or 0) != min_ready:
             if min_ready:
@@ -129,7 +128,7 @@ def get_new_replica_set(c: DeploymentClient, d: Obj, rs_list: list[Obj], old_rss
     if not create:
         return None
 
-    template = copy.deepcopy(spec.get("template") or {})
+    template = copy_object(spec.get("template") or {})
     collisions = (d.get("status") or {}).get("collisionCount")
     h = compute_hash(template, collisions)
     tmeta = template.setdefault("metadata", {})
@@ -215,7 +214,7 @@ def scale_replica_set(c: DeploymentClient, rs: Obj, new_scale: int, d: Obj, oper
     if not size_changed and not util.replicas_annotations_need_update(rs, desired, max_total):
         return False, rs
     old_scale = util.replicas(rs)
-    cp = copy.deepcopy(rs)
+    cp = copy_object(rs)
     cp["spec"]["replicas"] = new_scale
     util.set_replicas_annotations(cp, desired, max_total)
     out = c.update_replica_set(cp)

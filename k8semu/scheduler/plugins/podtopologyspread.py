@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from k8semu.api.selectors import (IN, LabelSelector, Requirement, selector_from_label_selector,
                                   selector_from_set)
@@ -34,7 +34,7 @@ from k8semu.api.selectors import (IN, LabelSelector, Requirement, selector_from_
 from ..cache import Snapshot
 from ..framework import MAX_NODE_SCORE, CycleState, NodeScore, PreFilterResult, Status
 from ...api.scheduling import RequiredNodeAffinity, find_untolerated_taint
-from ..types import NodeInfo, NodeMemo, NodeShareSum, PodInfo
+from ..types import NodeInfo, NodeMemo, NodeShareSum, PodInfo, label_bucket
 
 __all__ = ["NAME", "PodTopologySpread", "ERR_REASON_CONSTRAINTS_NOT_MATCH", "ERR_REASON_NODE_LABEL_NOT_MATCH",
            "SYSTEM_DEFAULT_CONSTRAINTS", "default_selector"]
@@ -102,14 +102,30 @@ def _labels_have_keys(labels: Mapping[str, str], constraints: Sequence[Constrain
     return all(c.topology_key in labels for c in constraints)
 
 
-def _count_matching(pods: Sequence[PodInfo], selector: LabelSelector, ns: str) -> int:
+def _pod_counter(selector: LabelSelector, ns: str) -> Callable[[NodeInfo], int]:
+    """``count(node_info)``: the pods on the node in ``ns``, not terminating, that ``selector``
+    matches (upstream ``countPodsMatchSelector``). When the selector requires one label value,
+    only the node's pods with that label are tested (:meth:`NodeInfo.pods_labelled`)."""
     if selector.empty or selector.nothing:
-        return 0
-    n = 0
-    for p in pods:
-        if p.namespace == ns and not p.terminating and selector.matches(p.labels):
-            n += 1
-    return n
+        return lambda ni: 0
+    matches = selector.matches
+    bucket = next((label_bucket(ns, r.key, v) for r in selector.requirements
+                   if (v := selector.requires_exact_match(r.key)) is not None), None)
+    if bucket is None:
+        def count(ni: NodeInfo) -> int:
+            n = 0
+            for p in ni.pods:
+                if p.namespace == ns and not p.terminating and matches(p.labels):
+                    n += 1
+            return n
+    else:
+        def count(ni: NodeInfo) -> int:
+            n = 0
+            for p in ni.pods_labelled(bucket):
+                if not p.terminating and matches(p.labels):
+                    n += 1
+            return n
+    return count
 
 
 def default_selector(pod: Mapping[str, Any], snapshot: Snapshot) -> LabelSelector:
@@ -262,14 +278,16 @@ class PodTopologySpread:
         req = RequiredNodeAffinity(pod.pod)
         namespace = pod.namespace
 
+        counters = [_pod_counter(c.selector, namespace) for c in constraints]
+
         def share(ni: NodeInfo) -> tuple[tuple[tuple[str, str], int], ...]:
             """The node's (domain, matching pods) per constraint that counts it."""
             labels = ni.labels
             if not _labels_have_keys(labels, constraints):
                 return ()
             node = ni.node or {}
-            return tuple(((c.topology_key, labels[c.topology_key]), _count_matching(ni.pods, c.selector, namespace))
-                         for c in constraints if c.match_node_inclusion(pod, node, req))
+            return tuple(((c.topology_key, labels[c.topology_key]), count(ni))
+                         for c, count in zip(constraints, counters) if c.match_node_inclusion(pod, node, req))
 
         # Everything share() reads besides the node: the constraints, the namespace, the
         # pod's node affinity / selector and tolerations (inclusion policies).
@@ -390,8 +408,7 @@ class PodTopologySpread:
 
         def matching(c: Constraint, nodes: list[NodeInfo]) -> list[int]:
             sel = c.selector
-            return self._matching.map((ns, str(sel), sel.nothing), nodes,
-                                      lambda ni: _count_matching(ni.pods, sel, ns))
+            return self._matching.map((ns, str(sel), sel.nothing), nodes, _pod_counter(sel, ns))
 
         # hostname constraints score a node by its own matching pods: only the scored nodes are counted
         names = [ni.name for ni in nodes]
@@ -408,13 +425,13 @@ class PodTopologySpread:
             # the usual case (system default constraints): sums kept up to date across cycles from
             # the nodes that changed, instead of a walk over every node per pod
             constraints = s.constraints
+            domain_counters = [(key, _pod_counter(c.selector, ns)) for key, c, _inc in by_domain]
 
             def share(ni: NodeInfo) -> tuple[tuple[tuple[str, str], int], ...]:
                 labels = ni.labels
                 if require_all and not _labels_have_keys(labels, constraints):
                     return ()
-                return tuple(((key, labels.get(key, "")), _count_matching(ni.pods, c.selector, ns))
-                             for key, c, _inc in by_domain)
+                return tuple(((key, labels.get(key, "")), count(ni)) for key, count in domain_counters)
 
             totals = self._domain_counts.total((tuple(constraints), ns, require_all), infos, share)
             for pair in pair_count:
@@ -447,7 +464,7 @@ class PodTopologySpread:
             if c.topology_key == HOSTNAME:
                 cnt = s.node_counts[i].get(node_info.name)
                 if cnt is None:  # a node outside the snapshot's list
-                    cnt = _count_matching(node_info.pods, c.selector, pod.namespace)
+                    cnt = _pod_counter(c.selector, pod.namespace)(node_info)
             else:
                 cnt = s.pair_count.get((c.topology_key, value), 0)
             total += cnt * s.weights[i] + (c.max_skew - 1)
@@ -477,7 +494,7 @@ class PodTopologySpread:
                 if by_host:
                     cnt = node_counts.get(name)
                     if cnt is None:  # a node outside the snapshot's list
-                        cnt = _count_matching(ni.pods, c.selector, pod.namespace)
+                        cnt = _pod_counter(c.selector, pod.namespace)(ni)
                 else:
                     cnt = pairs.get((key, value), 0)
                 total += cnt * weight + extra
