@@ -195,6 +195,16 @@ def item_element(item: Any, lt: ListType, where: Path = (), index: int = 0) -> s
     """
     if lt.kind == "set":
         return "v:" + _json(item)
+    if len(lt.keys) == 1 and isinstance(item, dict):  # the usual list key: one string (name, type, ip)
+        k = lt.keys[0]
+        v = item.get(k)
+        if isinstance(v, str):
+            pe = _SINGLE_KEY.get((k, v))
+            if pe is None:
+                if len(_SINGLE_KEY) >= _MEMO_SIZE * 4:
+                    _SINGLE_KEY.clear()
+                pe = _SINGLE_KEY[(k, v)] = "k:" + _json({k: v})
+            return pe
     key: dict[str, Any] = {}
     for k in lt.keys:
         if isinstance(item, dict) and item.get(k) is not None:
@@ -207,6 +217,10 @@ def item_element(item: Any, lt: ListType, where: Path = (), index: int = 0) -> s
                 f'omits key field "{k}" (and doesn\'t have default value)'
             )
     return "k:" + _json(key)
+
+
+#: ``(key field, value)`` -> the path element of a one-key list item (a cache: the same strings)
+_SINGLE_KEY: dict[tuple[str, str], str] = {}
 
 
 def _kind_of(kind_key: str) -> str:
