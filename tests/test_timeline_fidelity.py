@@ -342,3 +342,54 @@ def test_one_rule_for_points(capsys, lab):
     with pytest.raises(PointError, match=f"^--to 1h: the log ends at revision {head} "):
         resolve_point(log, "1h", strict=True, flag="--to")
     assert resolve_point(log, "1h") == (head, 3600.0)  # a Python caller asking "as of 1h" gets the head
+
+
+def test_timeline_since_until_follow_the_rule_for_points(capsys, lab):
+    log = open_log(lab)
+    head, end = log.revision, go_duration(time_of(log, log.revision))
+    cl = ["--cluster", lab, "timeline"]
+    for flag in ("--since", "--until"):
+        for empty in ("", " "):  # not "no filter"
+            assert k(capsys, *cl, flag, empty) == (1, [], [
+                f"error: {flag} is empty: expected a revision or a duration (e.g. 1234 or 2m30s)"])
+        assert k(capsys, *cl, flag, "1h") == (1, [], [
+            f"error: {flag} 1h: the log ends at revision {head} (virtual time {end})"])
+        assert k(capsys, *cl, flag, head + 1) == (1, [], [f"error: revision {head + 1} is outside the log (1..{head})"])
+    # the end itself is a point (by revision and by its time); 0 is before the first record
+    assert k(capsys, *cl, "--since", head) == (0, [], [])
+    assert k(capsys, *cl, "--since", end) == (0, [], [])
+    code, out, _ = k(capsys, *cl, "--until", end)
+    assert code == 0 and len(out) == head and out[-1].split()[0] == str(head)
+    code, out, _ = k(capsys, *cl, "--since", "0", "--limit", "2")
+    assert code == 0 and [line.split()[0] for line in out] == ["1", "2"]
+    assert k(capsys, *cl, "--until", "0") == (0, [], [])
+    code, out, _ = k(capsys, *cl, "--since", head - 3, "--until", head - 1)
+    assert code == 0 and [line.split()[0] for line in out] == [str(head - 2), str(head - 1)]
+
+
+def test_open_cluster_at_follows_the_rule_for_points(lab):
+    """``--at`` of get/describe/events/top/explain-scheduling (session.open_cluster_at): resolve_point,
+    strictly — called without the command line's own check, an empty point is an error, not "now"."""
+    import argparse
+
+    from k8semu.cli.session import open_cluster_at
+    from k8semu.timeline import PastCluster
+
+    log = open_log(lab)
+    head, end = log.revision, go_duration(time_of(log, log.revision))
+    for at, message in (("", "--at is empty: expected a revision or a duration (e.g. 1234 or 2m30s)"),
+                        ("1h", f"--at 1h: the log ends at revision {head} (virtual time {end})"),
+                        (str(head + 1), f"revision {head + 1} is outside the log (1..{head})")):
+        with pytest.raises(PointError) as e:
+            open_cluster_at(argparse.Namespace(cluster=str(lab), at=at))
+        assert str(e.value) == message
+    past = open_cluster_at(argparse.Namespace(cluster=str(lab), at=end))
+    try:
+        assert isinstance(past, PastCluster) and (past.revision, past.time) == (head, time_of(log, head))
+    finally:
+        past.close()
+    live = open_cluster_at(argparse.Namespace(cluster=str(lab), at=None))
+    try:
+        assert not isinstance(live, PastCluster) and live.log.revision == head
+    finally:
+        live.close()

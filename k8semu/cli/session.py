@@ -178,24 +178,19 @@ def open_cluster_at(args: argparse.Namespace) -> Any:
         PointError (a ValueError, printed as one ``error:`` line, exit 1): a
             revision outside the log (``revision 9 is outside the log (1..8)``),
             a time after its last record (``--at 1h: the log ends at revision 8
-            (virtual time 4m12s)``), a negative time, or text that is neither.
+            (virtual time 4m12s)``), an empty one (``--at is empty: …``), a
+            negative time, or text that is neither.
         FileNotFoundError, LogFormatError: as :func:`open_cluster`.
     """
-    from ..timeline.view import PastCluster, PointError, resolve_point, time_of
-    from .durations import go_duration
+    from ..timeline.view import PastCluster, resolve_point
 
     cluster = open_cluster(args, read_only=True)
     at = getattr(args, "at", None)
-    if at in (None, ""):
+    if at is None:
         return cluster
     try:
-        log = cluster.log
-        rev, t = resolve_point(log, at)
-        end = time_of(log, log.revision)
-        if t > end + 1e-9:  # resolve_point answers a later time with the head
-            raise PointError(f"--at {at}: the log ends at revision {log.revision} "
-                             f"(virtual time {go_duration(end)})")
-        return PastCluster(log, rev, t)
+        rev, t = resolve_point(cluster.log, at, strict=True, flag="--at")  # the one rule: '' is an error too
+        return PastCluster(cluster.log, rev, t)
     except BaseException:
         cluster.close()
         raise

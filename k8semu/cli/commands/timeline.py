@@ -4,7 +4,9 @@ One line per write: revision, virtual time, actor, event type, object
 (``namespace/kind/name``), and for Events their reason and message.
 Filters: ``--kind``, ``--name`` (``web*`` for a prefix), ``-n``, ``--actor``
 (``user`` for every user, ``kubelet/*`` for a prefix), ``--since`` /
-``--until`` (revisions or virtual times), ``--limit``.
+``--until`` (revisions or virtual times, following
+:func:`k8semu.timeline.view.resolve_point`'s rule: an empty one, or one after
+the end of the log, is an error; ``0`` is before the first record), ``--limit``.
 """
 
 from __future__ import annotations
@@ -40,19 +42,32 @@ def line(rec) -> str:
     return f"{rec.revision:>7}  {go_duration(rec.time):>10}  {rec.actor:<28} {rec.type:<8} {what}{extra}"
 
 
+def _point(log, text: str, flag: str) -> int:
+    """A revision for ``--since``/``--until``: :func:`resolve_point`, strictly (an empty point,
+    or one after the end of the log, is an error, as for every command); ``0`` is revision 0,
+    before the first record."""
+    from ...timeline import resolve_point
+
+    if text.strip() == "0":
+        return 0
+    return resolve_point(log, text, strict=True, flag=flag)[0]
+
+
 def run(args: argparse.Namespace) -> int:
-    from ...timeline import resolve_point, timeline
+    from ...timeline import timeline
 
     cluster = open_cluster(args, read_only=True)
-    log = cluster.log
-    after = resolve_point(log, args.since)[0] if args.since else 0
-    until = resolve_point(log, args.until)[0] if args.until else None
-    n = 0
-    for rec in timeline(log, after=after, until=until, kind=args.kind, name=args.name,
-                        namespace=args.namespace, actor=args.actor):
-        print(line(rec))
-        n += 1
-        if args.limit and n >= args.limit:
-            break
-    cluster.close()
+    try:
+        log = cluster.log
+        after = _point(log, args.since, "--since") if args.since is not None else 0
+        until = _point(log, args.until, "--until") if args.until is not None else None
+        n = 0
+        for rec in timeline(log, after=after, until=until, kind=args.kind, name=args.name,
+                            namespace=args.namespace, actor=args.actor):
+            print(line(rec))
+            n += 1
+            if args.limit and n >= args.limit:
+                break
+    finally:
+        cluster.close()
     return 0
