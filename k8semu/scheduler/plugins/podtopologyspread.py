@@ -388,6 +388,7 @@ class PodTopologySpread:
             return Status.skip()
         require_all = bool((pod.pod.get("spec") or {}).get("topologySpreadConstraints")) or not self.system_defaulted
         topo_size = [0] * len(s.constraints)
+        labelled: set[str] = set()  # topology keys some scored node has
         for ni in nodes:
             if require_all and not _labels_have_keys(ni.labels, s.constraints):
                 s.ignored.add(ni.name)
@@ -395,6 +396,8 @@ class PodTopologySpread:
             for i, c in enumerate(s.constraints):
                 if c.topology_key == HOSTNAME:
                     continue
+                if c.topology_key in ni.labels:
+                    labelled.add(c.topology_key)
                 pair = (c.topology_key, ni.labels.get(c.topology_key, ""))
                 if pair not in s.pair_count:
                     s.pair_count[pair] = 0
@@ -417,9 +420,12 @@ class PodTopologySpread:
         # per-domain sums over every node of the snapshot; the inclusion policies are checked only
         # where they can exclude a node
         everywhere = req.selector == {} and req.terms is None
+        # Score reads a domain's count only for nodes that have the topology label: a key no
+        # scored node has (a zone on a cluster without zones) needs no counting, which upstream
+        # does anyway
         by_domain = [(c.topology_key, c,
                       c.node_taints_policy != "Honor" and (everywhere or c.node_affinity_policy != "Honor"))
-                     for c in s.constraints if c.topology_key != HOSTNAME]
+                     for c in s.constraints if c.topology_key != HOSTNAME and c.topology_key in labelled]
         pair_count = s.pair_count
         if by_domain and all(included for _k, _c, included in by_domain):
             # the usual case (system default constraints): sums kept up to date across cycles from
