@@ -155,3 +155,36 @@ def test_simkube_wrong_version(tmp_path):
     with pytest.raises(ImportError_, match="SimKube trace version 1 is not supported"):
         import_simkube(src, tmp_path / "v1.log")
     assert not (tmp_path / "v1.log").exists()
+
+
+def test_audit_times_are_exact_to_the_microsecond(capsys, tmp_path):
+    """Offsets from the first event are computed from the timestamps exactly (whole microseconds),
+    not by subtracting float POSIX times: 10 ms later shows as t=10ms, not t=9.99999ms."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default", "uid": "u1"},
+           "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+    base = {"apiVersion": "audit.k8s.io/v1", "kind": "Event", "level": "RequestResponse", "auditID": "a",
+            "stage": "ResponseComplete", "user": {"username": "alice"}, "responseStatus": {"code": 200},
+            "objectRef": {"resource": "pods", "namespace": "default", "name": "p", "apiVersion": "v1"}}
+
+    def labelled(v):
+        return {**pod, "metadata": {**pod["metadata"], "labels": {"v": v}}}
+
+    events = [
+        {**base, "verb": "create", "responseObject": pod, "stageTimestamp": "2024-01-01T00:00:00Z"},
+        {**base, "verb": "update", "responseObject": labelled("1"), "stageTimestamp": "2024-01-01T00:00:00.010Z"},
+        {**base, "verb": "update", "responseObject": labelled("2"),
+         "stageTimestamp": "2024-01-01T00:00:01.250123Z"},
+        {**base, "verb": "update", "responseObject": labelled("3"),
+         "stageTimestamp": "2024-01-01T01:00:00.000001+01:00"},  # the same instant as 00:00:00.000001Z
+    ]
+    src = tmp_path / "ms.jsonl"
+    src.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in events))
+    out = tmp_path / "ms.log"
+    assert k(capsys, "import", "audit", src, "--out", out)[0] == 0
+    log = open_log(out)
+    assert [r.time for r in log.records(0)] == [0.0, 0.000001, 0.01, 1.250123]
+    assert log.header["cluster"]["epoch"] == "2024-01-01T00:00:00Z"
+    code, text, _ = k(capsys, "--cluster", out, "history", "pod/p")
+    assert code == 0
+    assert [line.split("  ")[1] for line in text.splitlines() if line.startswith("revision ")] == [
+        "t=0s", "t=1µs", "t=10ms", "t=1.250123s"]

@@ -303,3 +303,43 @@ def test_a_missing_manifest_is_a_one_line_error_and_leaves_nothing(capsys, src, 
     assert code == 1 and err == f'error: the path "{missing}" does not exist\n'
     assert not new.exists() and sorted(os.listdir(tmp_path)) == sorted(["cluster.log", "bad.yaml", "cm.yaml"])
     assert Path(src).exists()
+
+
+# ------------------------------------------------------- --until / --fork-at: the rule for points
+def test_until_and_fork_at_follow_the_rule_for_points(capsys, src, tmp_path):
+    """An empty point, or one past the end of the log, is one error line (exit 1), as for every
+    command (resolve_point, strictly): never "the whole log" nor "the head"; nothing is written."""
+    from k8semu.cli.durations import go_duration
+    from k8semu.timeline.view import time_of
+
+    log = open_log(src)
+    head, end = log.revision, go_duration(time_of(log, log.revision))
+    new = tmp_path / "new.log"
+    empty = "is empty: expected a revision or a duration (e.g. 1234 or 2m30s)"
+    for argv, want in (
+        (["--until", ""], f"error: --until {empty}"),
+        (["--until", " "], f"error: --until {empty}"),
+        (["--until", "", "--out", new], f"error: --until {empty}"),
+        (["--fork-at", "", "--out", new], f"error: --fork-at {empty}"),
+        (["--fork-at", "", "--out", new, "-f", tmp_path / "cm.yaml"], f"error: --fork-at {empty}"),
+        (["--until", "1h"], f"error: --until 1h: the log ends at revision {head} (virtual time {end})"),
+        (["--until", "1h", "--out", new], f"error: --until 1h: the log ends at revision {head} (virtual time {end})"),
+        (["--fork-at", "1h", "--out", new], f"error: --fork-at 1h: the log ends at revision {head} "
+                                            f"(virtual time {end})"),
+        (["--until", head + 1, "--out", new], f"error: revision {head + 1} is outside the log (1..{head})"),
+        (["--force"], "error: --force needs --out"),
+        (["--until", "40", "--force"], "error: --force needs --out"),
+    ):
+        code, out, err = k(capsys, "replay", src, *argv)
+        assert (code, out, err) == (1, "", want + "\n"), argv
+        assert not new.exists()
+    # the end itself is a point, by its time
+    code, out, err = k(capsys, "replay", src, "--until", end, "--out", new)
+    assert code == 0 and out.splitlines()[-1] == f"wrote {new} ({head} records, revision {head})", err
+    # an imported log (re-enacted) too
+    (tmp_path / "audit.jsonl").write_bytes(orjson.dumps(AUDIT) + b"\n")
+    imported = tmp_path / "imported.log"
+    assert k(capsys, "import", "audit", tmp_path / "audit.jsonl", "--out", imported)[0] == 0
+    for value, want in (("", f"--until {empty}"), ("1h", "--until 1h: the log ends at revision 1 (virtual time ")):
+        code, out, err = k(capsys, "replay", imported, "--until", value)
+        assert code == 1 and out == "" and one_line_error(err, want), err

@@ -393,3 +393,91 @@ def test_open_cluster_at_follows_the_rule_for_points(lab):
         assert not isinstance(live, PastCluster) and live.log.revision == head
     finally:
         live.close()
+
+
+# ------------------------------------------------------------------ trace: step 1 follows the uid
+@pytest.fixture(scope="module")
+def web(tmp_path_factory):
+    """manifests/statefulset.yaml (web-0..2): web-0 deleted twice, then web-1 and web-2 in one command."""
+    from pathlib import Path
+
+    path = tmp_path_factory.mktemp("sts3") / "cluster.log"
+    manifest = Path(__file__).resolve().parents[1] / "manifests" / "statefulset.yaml"
+    for argv in (["cluster", "create", "--nodes", "1"], ["apply", "-f", manifest], ["delete", "pod", "web-0"],
+                 ["delete", "pod", "web-0"], ["delete", "pod", "web-1", "web-2"]):
+        assert main(["--cluster", str(path), *map(str, argv)]) == 0
+    return path
+
+
+def _step1(out):
+    """The two lines of step 1 of ``k8semu trace``'s output."""
+    i = next(i for i, line in enumerate(out) if line.startswith(" 1. "))
+    return out[i], out[i + 1].strip()
+
+
+def _deletions(log, name):
+    """The user's writes that started the deletion of each incarnation of pod ``name``, oldest first."""
+    return [r for r in log.history(f"/registry/pods/default/{name}")
+            if r.actor.startswith("user:") and r.object["metadata"].get("deletionTimestamp")]
+
+
+def _expect_step1(line, detail, rec, name):
+    assert f"t={go_duration(rec.time)} " in line and f"rev {rec.revision} " in line
+    assert line.endswith("user:kubernetes-admin")
+    assert detail.startswith(f"pod/{name} deleted by user:kubernetes-admin; statefulset.apps/web created a "
+                             f"replacement")
+
+
+def test_trace_step1_is_the_deletion_of_the_incarnation_it_replaced(capsys, web):
+    log = open_log(web)
+    first, second = _deletions(log, "web-0")  # of the 1st and of the 2nd incarnation
+    incs = _adds(log, "/registry/pods/default/web-0")
+    assert len(incs) == 3 and first.revision < incs[1].revision < second.revision < incs[2].revision
+    # the latest web-0 replaced the second: the second deletion asked for it (not the first)
+    code, out, _ = k(capsys, "--cluster", web, "trace", "pod/web-0")
+    assert code == 0
+    _expect_step1(*_step1(out), second, "web-0")
+    # the second web-0 replaced the first
+    code, out, _ = k(capsys, "--cluster", web, "trace", "pod/web-0", "--uid", incs[1].object["metadata"]["uid"])
+    assert code == 0
+    _expect_step1(*_step1(out), first, "web-0")
+    # the first web-0 was created for the StatefulSet itself
+    code, out, _ = k(capsys, "--cluster", web, "trace", "pod/web-0", "--at", incs[0].revision)
+    sts = log.history("/registry/statefulsets.apps/default/web")[0]
+    line, detail = _step1(out)
+    assert code == 0 and f"rev {sts.revision} " in line and detail == (
+        "ADDED statefulset.apps/web; via statefulset.apps/web")
+
+
+@pytest.mark.parametrize("name", ["web-1", "web-2"])
+def test_trace_step1_never_names_another_pods_deletion(capsys, web, name):
+    log = open_log(web)
+    (mine,) = _deletions(log, name)
+    (other,) = _deletions(log, "web-2" if name == "web-1" else "web-1")
+    code, out, _ = k(capsys, "--cluster", web, "trace", f"pod/{name}")
+    assert code == 0
+    line, detail = _step1(out)
+    _expect_step1(line, detail, mine, name)
+    assert f"rev {other.revision} " not in line
+    assert trace_pod(log, "default", name)[0].revision == mine.revision
+
+
+def test_trace_step1_pairs_the_replacements_of_two_deleted_replicaset_pods(capsys, tmp_path):
+    (tmp_path / "dep.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 3\n"
+        "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n"
+        "    spec: {containers: [{name: nginx, image: 'nginx:1.25'}]}\n")
+    path = tmp_path / "cluster.log"
+    assert main(["--cluster", str(path), "cluster", "create", "--nodes", "1", "--bare"]) == 0
+    assert main(["--cluster", str(path), "apply", "-f", str(tmp_path / "dep.yaml")]) == 0
+    log = open_log(path)
+    gone = sorted(r.key.rsplit("/", 1)[1] for r in log.range("/registry/pods/default/"))[:2]
+    assert main(["--cluster", str(path), "delete", "pod", *gone]) == 0
+    log = open_log(path)
+    created = [r.key.rsplit("/", 1)[1] for r in log.records(0, "/registry/pods/default/") if r.type == "ADDED"]
+    details = []
+    for name in created[-2:]:  # the two replacements: each names one deleted pod, not both the same one
+        code, out, _ = k(capsys, "--cluster", path, "trace", f"pod/{name}")
+        assert code == 0
+        details.append(_step1(out)[1].split(" deleted by ")[0])
+    assert sorted(details) == [f"pod/{n}" for n in gone]

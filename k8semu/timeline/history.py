@@ -406,30 +406,60 @@ def _spec_changes(hist: list[Record], upto: int) -> list[Record]:
     return out
 
 
+def _owned_by(rec: Record, owner_uid: str | None) -> bool:
+    return any(ref.get("uid") == owner_uid for ref in (rec.object.get("metadata") or {}).get("ownerReferences") or ())
+
+
+def _deletion_start(records: Iterable[Record]) -> Record | None:
+    """The write that started an object's deletion: the first that sets ``deletionTimestamp``
+    (a graceful delete, an eviction), else its ``DELETED`` record; None if it was never deleted."""
+    for rec in records:
+        if rec.type == DELETED or (rec.object.get("metadata") or {}).get("deletionTimestamp"):
+            return rec
+    return None
+
+
 def _request_of(log: EventLog, ns: str, first: Record, chain: list[Record]) -> tuple[Record, str]:
     """Step 1 for a pod that a controller created: what made its owner create it, and a detail.
 
     Its nearest owner (a ReplicaSet, Job…) creates pods when its spec changes (created, scaled:
     the change is traced up the owner chain to the user's write that caused it) or when one of
     its pods goes away (deleted, evicted: that deletion is the request, whoever made it).
+
+    Pods are told apart by uid, not name: a pod of a stable name (a StatefulSet's ``web-0``)
+    deleted and created again replaces the previous incarnation of that name (its deletion is
+    the request), never another pod of the owner; a pod of a generated name (ReplicaSet,
+    DaemonSet, Job) replaces one of its owner's pods lost since the owner's last spec change,
+    paired oldest first (each earlier creation of the owner took the oldest loss before it).
     """
     owner = chain[0]
     owner_uid = (owner.object.get("metadata") or {}).get("uid")
     changes = _spec_changes(log.history(owner.key), first.revision)
     since = changes[-1].revision if changes else first.revision
     lost: Record | None = None
-    terminating: set[str] = set()
-    for rec in log.records(max(since, log.compact_revision), f"/registry/pods/{ns}/"):
-        if rec.revision >= first.revision:
-            break
-        meta = rec.object.get("metadata") or {}
-        if not any(ref.get("uid") == owner_uid for ref in meta.get("ownerReferences") or ()):
-            continue
-        if rec.type == DELETED and rec.key not in terminating:
-            lost = rec
-        elif rec.type != DELETED and meta.get("deletionTimestamp") and rec.key not in terminating:
-            terminating.add(rec.key)
-            lost = rec
+    previous = [i for i in incarnations(log, first.key) if i.created < first.revision]
+    if previous and any(_owned_by(r, owner_uid) for r in previous[-1].records):
+        start = _deletion_start(previous[-1].records)  # the incarnation this one replaces
+        if start is not None and since <= start.revision < first.revision:
+            lost = start
+    elif owner.key.split("/")[2] != "statefulsets.apps":  # generated names: any of the owner's pods
+        pending: list[Record] = []  # losses not replaced yet, oldest first
+        counted: set[str] = set()  # uids whose loss is in pending (or was replaced)
+        for rec in log.records(max(since, log.compact_revision), f"/registry/pods/{ns}/"):
+            if rec.revision >= first.revision:
+                break
+            if not _owned_by(rec, owner_uid):
+                continue
+            if rec.type == ADDED:
+                if pending:
+                    pending.pop(0)
+                continue
+            uid = uid_of(rec) or rec.key
+            if uid not in counted and (rec.type == DELETED or (rec.object.get("metadata") or {}).get(
+                    "deletionTimestamp")):
+                counted.add(uid)
+                pending.append(rec)
+        lost = pending[0] if pending else None
     via = " → ".join(describe_key(r.key) for r in reversed(chain))
     if lost is not None:
         return lost, (f"{describe_key(lost.key)} deleted by {lost.actor}; {describe_key(owner.key)} "

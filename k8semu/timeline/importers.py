@@ -84,8 +84,18 @@ class ImportResult:
     skipped: Counter = field(default_factory=Counter)
 
 
-def _ts(text: str) -> float:
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+_UNIX_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_US = 1_000_000  # microseconds per second
+
+
+def _ts(text: str) -> int:
+    """An RFC 3339 timestamp as whole microseconds since the Unix epoch: exact, where a float
+    POSIX timestamp (about 2e-7 s apart near 2024) would turn 10 ms into ``9.99999ms``."""
+    d = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if d.tzinfo is None:
+        d = d.astimezone(timezone.utc)  # a naive time is local, as datetime.timestamp() reads it
+    delta = d - _UNIX_EPOCH
+    return (delta.days * 86400 + delta.seconds) * _US + delta.microseconds
 
 
 def _epoch_text(t: float) -> str:
@@ -211,12 +221,13 @@ def _read_audit(path: Path) -> list[tuple[int, dict[str, Any]]]:
     return events
 
 
-def _event_time(e: dict[str, Any]) -> float:
+def _event_time(e: dict[str, Any]) -> int:
+    """The event's time in microseconds since the Unix epoch (:func:`_ts`; 0 if it has none)."""
     for k in ("stageTimestamp", "requestReceivedTimestamp", "timestamp"):
         if e.get(k):
             return _ts(e[k])
     md = e.get("metadata") or {}
-    return _ts(md["creationTimestamp"]) if md.get("creationTimestamp") else 0.0
+    return _ts(md["creationTimestamp"]) if md.get("creationTimestamp") else 0
 
 
 def import_audit(src: str | os.PathLike[str], out: str | os.PathLike[str], *,
@@ -233,13 +244,13 @@ def import_audit(src: str | os.PathLike[str], out: str | os.PathLike[str], *,
     src = Path(src)
     events = _read_audit(src)
     times = [_event_time(e) for _, e in events]
-    t0 = min(times) if times else 0.0
+    t0 = min(times) if times else 0
     config = dict(cluster or ClusterConfig.default().to_dict())
-    config["epoch"] = _epoch_text(t0)
+    config["epoch"] = _epoch_text(t0 // _US)
     header = {"seed": 0, "cluster": config, "source": {"kind": "audit", "file": src.name}}
     with atomic_output(out) as tmp:
         w = _Writer(tmp, header)
-        t_base = int(t0)
+        t_base = t0 // _US * _US  # the epoch's whole second, in microseconds
         for (n, e), t in sorted(zip(events, times), key=lambda x: x[1]):
             verb = e.get("verb")
             if e.get("stage") not in (None, "ResponseComplete"):
@@ -297,7 +308,7 @@ def import_audit(src: str | os.PathLike[str], out: str | os.PathLike[str], *,
             elif verb == "delete":
                 obj = {"apiVersion": info.api_version, "kind": info.kind,
                        "metadata": {"name": name, **({"namespace": ns} if ns else {})}}
-            w.write(verb, key, obj, actor, t - t_base)
+            w.write(verb, key, obj, actor, (t - t_base) / _US)  # exact integers, one rounding
         w.close()
         result = w.result
     return result

@@ -11,7 +11,10 @@ manifests applied and/or recorded inputs left out (e.g. a fault), re-issuing
 the later recorded inputs; compare with ``k8semu diff``. A manifest document
 the forked cluster refuses is reported (one line each, naming its file) and
 nothing is written (exit 1); a ``--skip`` value that is not a recorded input
-after the fork point is a one-line error. ``--out`` never overwrites the input
+after the fork point is a one-line error, as are a ``--until`` / ``--fork-at`` point
+that is empty or after the end of the log (the rule every command's points follow:
+:func:`~k8semu.timeline.view.resolve_point`, strictly) and ``--force`` without
+``--out``. ``--out`` never overwrites the input
 log or a cluster log another k8semu command holds open, nor an existing file
 without ``--force`` (:func:`~k8semu.timeline.rerun.check_output`). An imported log
 (``k8semu import``) is re-enacted instead, with a report of where k8semu's
@@ -51,10 +54,17 @@ def run(args: argparse.Namespace) -> int:
     from ...timeline.importers import reenact
     from ...timeline.rerun import ForkRefused, check_output
 
-    if not args.fork_at and (args.filename or args.skip):
+    from ...timeline.view import check_point_text
+
+    if args.fork_at is None and (args.filename or args.skip):
         return die(f"{'-f' if args.filename else '--skip'} needs --fork-at")
-    if args.out and not (args.until or args.fork_at):
+    if args.out is not None and args.until is None and args.fork_at is None:
         return die("--out needs --until or --fork-at")
+    if args.force and args.out is None:
+        return die("--force needs --out")
+    for flag, text in (("--until", args.until), ("--fork-at", args.fork_at)):
+        if text is not None:
+            check_point_text(text, flag)  # the one rule for points: '' is an error, not "the whole log"
     skip: set[int] = set()
     for x in (x.strip() for x in args.skip.split(",")):
         if x:
@@ -62,12 +72,12 @@ def run(args: argparse.Namespace) -> int:
                 skip.add(int(x))
             except ValueError:
                 return die(f"--skip {x}: not a revision (an integer)")
-    if args.out:
+    if args.out is not None:
         check_output(args.out, inputs=(args.log,), force=args.force)
     log = open_log(args.log)
     started = time.perf_counter()
     if log.header.get("source"):
-        until = resolve_point(log, args.until)[1] if args.until else None
+        until = resolve_point(log, args.until, strict=True, flag="--until")[1] if args.until is not None else None
         report = reenact(log, until=until)
         print(f"imported from {log.header['source'].get('kind')} ({log.header['source'].get('file')}): "
               f"{log.revision} recorded records")
@@ -78,10 +88,10 @@ def run(args: argparse.Namespace) -> int:
     if not sessions and log.revision:
         return die("the log has no session marks (it was written by a k8semu older than session recording), "
                    "so it cannot be re-executed; history, diff, --at and timeline still work on it")
-    if args.fork_at:
-        if not args.out:
+    if args.fork_at is not None:
+        if args.out is None:
             return die("--fork-at needs --out NEW.log")
-        at = resolve_point(log, args.fork_at)[0]
+        at = resolve_point(log, args.fork_at, strict=True, flag="--fork-at")[0]
         served = _served(log, sessions, None)  # the prefix and every later session are run again
         if served:
             return die(_served_message(served, log, fork=True))
@@ -99,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
             return 1
         print(f"identical up to revision {at}; forked into {args.out} ({n} records)")
         return 0
-    until = resolve_point(log, args.until)[0] if args.until else None
+    until = resolve_point(log, args.until, strict=True, flag="--until")[0] if args.until is not None else None
     served = _served(log, sessions, log.revision if until is None else until)
     if served:
         return die(_served_message(served, log))
@@ -111,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     print(f"identical ({result.records} records)" + (f" up to revision {until}" if until is not None else "")
           + f" in {wall:.2f}s wall")
-    if args.out:
+    if args.out is not None:
         n = write_log(result.cluster.log, args.out, until=until)
         print(f"wrote {args.out} ({n} records, revision {until})")
     return 0
