@@ -609,3 +609,22 @@ def test_live_events_stay_in_the_file_until_read(tmp_path):
     again = EventLog.open(path)
     assert again.get("/registry/events/default/web-1.1")._obj is None
     assert [r.object["reason"] for r in again.range("/registry/events/")] == ["Scheduled"]
+
+
+def test_last_change_names_the_latest_write_per_resource_also_after_a_reopen(tmp_path):
+    """``last_change`` stamps caches of what the components derive from a resource (the
+    kubelets' Service environment): after a reopen it must still name the latest write, or a
+    read of the past would be served the head's value."""
+    path = tmp_path / "c.log"
+    log = EventLog(path=path)
+    log.create("/registry/services/default/a", {"metadata": {"name": "a"}}, "user:x")
+    log.create("/registry/pods/default/p", {"metadata": {"name": "p"}}, "user:x")
+    log.create("/registry/services/default/b", {"metadata": {"name": "b"}}, "user:x")
+    log.delete("/registry/pods/default/p", "user:x")
+    assert (log.last_change("services"), log.last_change("pods"), log.last_change("nodes")) == (3, 4, 0)
+    log.close()
+    again = EventLog.open(path)
+    assert (again.last_change("services"), again.last_change("pods"), again.last_change("nodes")) == (3, 4, 0)
+    again.update("/registry/services/default/a", {"metadata": {"name": "a", "labels": {"x": "1"}}}, "user:x")
+    assert again.last_change("services") == 5
+    again.close()

@@ -186,8 +186,9 @@ class EventLog:
         self._listeners: list[Callable[[Record], None]] = []
         # (resource, field) -> value -> live keys (see live_keys); built on first use
         self._live_index: dict[tuple[str, str], dict[str, set[str]]] = {}
-        # resource -> revision of its latest write (see last_change)
-        self._last_change: dict[str, int] = {}
+        # resource -> revision of its latest write (see last_change); None until first needed
+        # after an open
+        self._last_change: dict[str, int] | None = {}
         self._writer: LogWriter | None = None
         self.torn_line: int | None = None
         #: session marks (``{"type":"SESSION",…}`` lines) in file order; see :meth:`mark`
@@ -297,6 +298,7 @@ class EventLog:
         # travel, watches): opening a long log only folds the live state
         self._history = None
         self._by_resource = None
+        self._last_change = None
         self._live = SortedDict(live)
         self._revision = records[-1].revision if records else 0
         if compact:
@@ -427,7 +429,12 @@ class EventLog:
     def last_change(self, resource: str) -> int:
         """The revision of the latest write (create, update or delete) to ``resource``
         (``services``, ``pods``, ``deployments.apps``…), 0 when there was none: a cache
-        of something derived from that resource at the head is valid while this is unchanged."""
+        of something derived from that resource at the head is valid while this is unchanged.
+        (A write compacted away counts as 0: no revision that can still be read differs.)"""
+        if self._last_change is None:  # after an open: one pass over the records
+            self._last_change = {}
+            for rec in self._records:
+                self._last_change[resource_of(rec.key)] = rec.revision
         return self._last_change.get(resource, 0)
 
     def count(self, prefix: str) -> int:
@@ -559,7 +566,8 @@ class EventLog:
         self._revision = rec.revision
         self._records.append(rec)
         res = resource_of(key)
-        self._last_change[res] = rec.revision
+        if self._last_change is not None:
+            self._last_change[res] = rec.revision
         if self._history is not None and self._by_resource is not None:  # else built lazily from _records
             hist = self._history.get(key)
             if hist is None:
