@@ -167,6 +167,20 @@ def test_apply_validate_warn_warns_about_unknown_fields_and_applies(k, tmp_path)
         0, ["configmap/one created"], ['Warning: unknown field "colour"'])
 
 
+def test_validate_warn_and_ignore_store_no_unknown_field(k, tmp_path):
+    """As kube-apiserver decodes into Go structs: the unknown fields are dropped, so later
+    writes (label, patch) and a replay of the log work (they failed on the stored fields)."""
+    f = tmp_path / "pod.yaml"
+    f.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: unk}\nspec:\n"
+                 "  containers: [{name: a, image: busybox, command: [sleep, '3600'], foo: bar}]\n  bogus: 1\n")
+    assert k("apply", "-f", str(f), "-q", "--validate=warn") == (0, ["pod/unk created"], [
+        'Warning: unknown field "spec.containers[0].foo"', 'Warning: unknown field "spec.bogus"'])
+    pod = next(p for p in k.pods() if p["metadata"]["name"] == "unk")
+    assert "bogus" not in pod["spec"] and "foo" not in pod["spec"]["containers"][0]
+    assert k("label", "pod", "unk", "a=b")[:2] == (0, ["pod/unk labeled"])
+    assert k("replay", str(k.path))[0] == 0
+
+
 def test_create_and_replace_take_validate_too(k, tmp_path):
     f = tmp_path / "cm.yaml"
     f.write_text(MIXED.split("---")[0])

@@ -313,6 +313,24 @@ async def test_crud_status_codes_and_status_bodies(app):
     assert code == 404
 
 
+async def test_field_validation_warn_sends_warning_headers_and_stores_no_unknown_field(app):
+    """``kubectl apply --validate=warn`` prints the server's ``Warning`` headers; the stored
+    object has no unknown field (kube-apiserver decodes into Go structs), so it can be patched."""
+    base = "/apis/apps/v1/namespaces/default/deployments"
+    typo = copy.deepcopy(DEPLOY)
+    typo["spec"]["template"]["spec"]["containers"][0]["imagee"] = "x"
+    code, headers, data = await call(app, "POST", base + "?fieldValidation=Warn", typo)
+    assert code == 201 and headers[b"warning"] == (
+        b'299 - "unknown field \\"spec.template.spec.containers[0].imagee\\""')
+    assert "imagee" not in orjson.loads(data)["spec"]["template"]["spec"]["containers"][0]
+    code, _ = await call_json(app, "PATCH", base + "/web", {"metadata": {"labels": {"a": "b"}}},
+                              ctype="application/merge-patch+json")
+    assert code == 200
+    code, headers, _ = await call(app, "POST", base + "?fieldValidation=Ignore",
+                                  {**typo, "metadata": {"name": "quiet"}})
+    assert code == 201 and b"warning" not in headers
+
+
 async def test_patch_types_scale_and_null_removes_field(app):
     await call_json(app, "POST", "/apis/apps/v1/namespaces/default/deployments", DEPLOY)
     path = "/apis/apps/v1/namespaces/default/deployments/web"

@@ -69,6 +69,9 @@ class RequestContext:
 
     user: UserInfo = attrs.field(factory=admin)
     actor: str | None = None
+    #: where the request's warnings go (``fieldValidation=Warn``'s unknown fields), sent back
+    #: as ``Warning`` headers by ``serve``; None: not collected
+    warnings: list[str] | None = attrs.field(default=None, eq=False)
 
     @property
     def log_actor(self) -> str:
@@ -348,10 +351,17 @@ class APIServer:
                 if kind == info.kind
                 else f"{kind} in version \"{api_version}\" cannot be handled as a {info.kind}"
             )
-        if field_validation == "Strict" and not ctx.typed_client:
-            from .schema import decode_strict
+        if ctx.typed_client:
+            return obj
+        from .schema import KINDS, decode_strict, drop_unknown_fields
 
-            decode_strict(obj, _kind_key(obj))
+        kind_key = _kind_key(obj)
+        if field_validation == "Strict":
+            decode_strict(obj, kind_key)
+        elif kind_key in KINDS:  # Warn / Ignore: unknown fields are dropped, never stored
+            obj, unknown = drop_unknown_fields(obj, kind_key)
+            if field_validation == "Warn" and ctx.warnings is not None:
+                ctx.warnings.extend(f'unknown field "{path}"' for path in unknown)
         return obj
 
     @staticmethod

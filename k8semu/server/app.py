@@ -275,7 +275,7 @@ class APIApp:
     # ------------------------------------------------------------------ routing
     async def _handle(self, req: _Request, receive: Receive, send: Send) -> None:
         who = self.impersonate(self.authenticate(req), req)
-        ctx = RequestContext(user=who)
+        ctx = RequestContext(user=who, warnings=[])
         path = req.path.rstrip("/") or "/"
         parts = [p for p in path.split("/") if p]
         if not parts or parts[0] not in ("api", "apis") or (
@@ -476,7 +476,7 @@ class APIApp:
                     raise errors.BadRequest("the body of the request was in an unknown format")
                 out = api.create(info, body, namespace=ns, ctx=ctx, dry_run=dry_run, field_validation=fv,
                                  field_manager=manager)
-                return await _send_json(send, 201, out)
+                return await _send_json(send, 201, out, warnings=ctx.warnings)
             if sub == "binding":
                 api.bind(name, body or {}, namespace=ns, ctx=ctx)
                 return await _send_json(send, 201, _success(201))
@@ -503,7 +503,7 @@ class APIApp:
                 body = {**body, "metadata": {**(body.get("metadata") or {}), "name": name}}
             out = api.update(info, body, namespace=ns, subresource=sub, ctx=ctx, dry_run=dry_run,
                              field_validation=fv, field_manager=manager)
-            return await _send_json(send, 200, out)
+            return await _send_json(send, 200, out, warnings=ctx.warnings)
         if m == "PATCH":
             ptype = req.content_type
             if ptype not in PATCH_TYPES:
@@ -523,7 +523,7 @@ class APIApp:
                     code = 201
             out = api.patch(info, name, body, ptype, namespace=ns, subresource=sub, ctx=ctx, dry_run=dry_run,
                             field_manager=manager, force=req.flag("force"), field_validation=fv)
-            return await _send_json(send, code, out)
+            return await _send_json(send, code, out, warnings=ctx.warnings)
         if m == "DELETE":
             opts = body if isinstance(body, dict) else {}
             grace = opts.get("gracePeriodSeconds", req.int_param("gracePeriodSeconds"))
@@ -933,5 +933,14 @@ def _request_body(req: _Request) -> Any:
     return req.json_body()
 
 
-async def _send_json(send: Send, code: int, obj: Any, *, content_type: str = "application/json") -> None:
-    await _send(send, code, orjson.dumps(obj), content_type)
+async def _send_json(send: Send, code: int, obj: Any, *, content_type: str = "application/json",
+                     warnings: list[str] | None = None) -> None:
+    """Send ``obj`` as JSON; each of ``warnings`` becomes a ``Warning: 299 - "…"`` header (RFC 7234),
+    which kubectl prints as ``Warning: …``."""
+    headers = [(b"warning", f'299 - {_go_quoted(w)}'.encode("utf-8")) for w in warnings or ()]
+    await _send(send, code, orjson.dumps(obj), content_type, headers)
+
+
+def _go_quoted(text: str) -> str:
+    """The warning text as a quoted string (``"unknown field \"spec.x\""``)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

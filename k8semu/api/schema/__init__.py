@@ -18,6 +18,7 @@ Typical use::
 from .convert import (
     KINDS,
     decode_strict,
+    drop_unknown_fields,
     kind_class,
     make_converter,
     structure,
@@ -28,6 +29,7 @@ from .convert import (
 __all__ = [
     "KINDS",
     "decode_strict",
+    "drop_unknown_fields",
     "kind_class",
     "make_converter",
     "structure",

@@ -58,6 +58,7 @@ __all__ = [
     "unstructure",
     "decode_strict",
     "unknown_fields",
+    "drop_unknown_fields",
 ]
 
 #: ``"<apiVersion>/<Kind>"`` -> schema class, for every served kind and request body.
@@ -503,6 +504,37 @@ def unknown_fields(obj: dict[str, Any], kind_key: str) -> list[str]:
         return _diagnose(obj, cls).unknown
 
 
+def drop_unknown_fields(obj: dict[str, Any], kind_key: str) -> tuple[dict[str, Any], list[str]]:
+    """Decode a request body the way kube-apiserver does with ``fieldValidation=Warn`` or
+    ``Ignore``: unknown fields are dropped (Go's decoder has nowhere to put them).
+
+    Returns:
+        ``(object, paths)``: ``obj`` itself when it has no unknown field, else a copy
+        without them; the dropped fields' paths in document order (``spec.foo``), for
+        ``Warn``'s ``unknown field "spec.foo"`` warnings.
+    Raises:
+        BadRequest: a wrong JSON type, which fails the request in every mode
+            (upstream's ``json: cannot unmarshal …`` text).
+        KeyError: ``kind_key`` is not a covered kind.
+    """
+    from ..meta import copy_object
+
+    cls = KINDS[kind_key]
+    try:
+        _converter().structure(obj, cls)
+        return obj, []
+    except Exception:
+        pass
+    out = copy_object(obj)
+    diag = _diagnose(out, cls)
+    if diag.type_error is not None or not diag.unknown:
+        version, kind = _split_key(kind_key)
+        raise BadRequest(diag.message(kind, version))
+    for holder, key in diag.unknown_at:
+        holder.pop(key, None)
+    return out, diag.unknown
+
+
 # --- diagnosis: upstream's error text ---------------------------------------------------------
 
 
@@ -528,6 +560,7 @@ class _Diagnosis:
 
     def __init__(self) -> None:
         self.unknown: list[str] = []
+        self.unknown_at: list[tuple[dict[str, Any], Any]] = []  # (the object holding it, its key)
         self.type_error: str | None = None
 
     def message(self, kind: str, version: str) -> str:
@@ -562,6 +595,7 @@ class _Diagnosis:
             entry = table.get(key)
             if entry is None:
                 self.unknown.append(up)
+                self.unknown_at.append((d, k))
                 continue
             if v is None:
                 continue
