@@ -114,9 +114,11 @@ def test_node_stop_then_advance_node_unknown_pods_replaced(k):
     assert (ready["status"], ready["reason"]) == ("Unknown", "NodeStatusUnknown")
     live = k.pods()
     assert len(live) == 2 and all(p["spec"]["nodeName"] != node for p in live)
-    assert k("node", "start", node, "--for", "20s") == (0, [f"node/{node} started"], [])
+    assert k("node", "start", node) == (0, [f"node/{node} started"], [])
+    # start settles: the kubelet is back and the node lifecycle controller lifted its taints
     ready = next(x for x in _node(k, node)["status"]["conditions"] if x["type"] == "Ready")
     assert ready["status"] == "True" and _machines(k) == {}
+    assert not any(t["key"].startswith("node.kubernetes.io/") for t in _node(k, node)["spec"].get("taints") or ())
 
 
 def _node_names(k) -> list[str]:

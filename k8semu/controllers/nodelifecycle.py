@@ -129,12 +129,19 @@ class NodeLifecycleController(Component):
         return max(times)
 
     def next_wakeup(self) -> float | None:
-        """When a node that has missed a heartbeat (10 s) would go Unknown if it stays silent."""
+        """When a node that has missed a heartbeat (10 s) would go Unknown if it stays silent,
+        or, for a node Ready again that still has an ``unreachable`` / ``not-ready`` taint,
+        the next pass (which lifts it)."""
         out = None
         now = self.api.now
         for node in self.nodes.indexer.list():
             ready = _condition(node, "Ready")
             if ready is None or ready.get("status") == "Unknown":
+                continue
+            if ready.get("status") == "True" and any(
+                    t.get("key") in (UNREACHABLE, NOT_READY) for t in (node.get("spec") or {}).get("taints") or ()):
+                t = now + self.period
+                out = t if out is None or t < out else out
                 continue
             hb = self._last_heartbeat(node)
             if hb is not None and now - hb > 10.0:

@@ -23,9 +23,12 @@ reports a missing node (``Error from server (NotFound): nodes "x" not
 found``, exit 1). A machine already in the asked state is left alone
 (``node/NODE already stopped``, like ``kubectl cordon`` on a cordoned node).
 
-After the change the cluster runs ``--for`` (default 0: the command returns
-at once; the consequences — NotReady after 40 s, NoExecute evictions after
-5 min — unfold over the following commands, e.g. ``advance 6m``).
+After ``stop`` the cluster runs ``--for`` (default 0: the command returns at
+once; the consequences — NotReady after 40 s, NoExecute evictions after 5 min
+— unfold over the following commands, e.g. ``advance 6m``). After ``start``
+it settles, as every write command does (the kubelet registers, the node
+lifecycle controller lifts the ``unreachable`` taints, evicted pods' replacements
+become Ready), unless ``--for`` is given.
 Prints ``node/node-1 stopped`` / ``node/node-1 started``.
 """
 
@@ -48,14 +51,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     n = sub.add_parser("node", help="stop or start a node's machine (its kubelet and kube-proxy)")
     n.add_argument("action", choices=["stop", "start"])
     n.add_argument("node", metavar="NODE")
-    n.add_argument("--for", dest="run_for", metavar="DURATION", default="0s",
-                   help="let this much virtual time pass afterwards (default 0)")
+    n.add_argument("--for", dest="run_for", metavar="DURATION",
+                   help="let this much virtual time pass afterwards (default: 0 after stop; "
+                        "after start, until the cluster settles)")
     n.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    run_for = parse_duration(args.run_for)
     stop = args.action == "stop"
+    run_for = parse_duration(args.run_for) if args.run_for is not None else (0.0 if stop else None)
     cluster = open_cluster(args)
     failed: list[str] = []
 
@@ -78,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"node/{args.node} {state}" if changed else f"node/{args.node} already {state}")
 
     try:
-        run_session(cluster, body, settle=False, run_for=run_for)
+        run_session(cluster, body, settle=run_for is None, run_for=run_for)
     finally:
         cluster.close()
     if failed:
