@@ -306,7 +306,10 @@ def test_deployment_selector_must_match_template():
         'map[string]string{"app":"x"}: `selector` does not match template `labels`')
     d = _deploy()
     del d["spec"]["selector"]
-    assert _msg(d) == 'Deployment.apps "web" is invalid: spec.selector: Required value'
+    # a missing selector is LabelSelectorAsSelector's Nothing: the template cannot match it either
+    assert _msg(d) == (
+        'Deployment.apps "web" is invalid: [spec.selector: Required value, spec.template.metadata.labels: '
+        'Invalid value: map[string]string{"app":"web"}: `selector` does not match template `labels`]')
     e = _deploy()
     e["spec"]["selector"] = {}
     assert ('spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), '

@@ -928,7 +928,8 @@ def _validate_selector_and_template(errs: list[FieldError], spec: dict, kind_wor
         errs.append(FieldError.required("spec.template"))
         return
     labels = _template_labels(spec)
-    if sel is not None and not _selector_is_empty(sel) and not _selector_matches(sel, labels or {}):
+    # a missing selector is LabelSelectorAsSelector's Nothing, which matches no labels either
+    if sel is None or (not _selector_is_empty(sel) and not _selector_matches(sel, labels or {})):
         errs.append(FieldError.invalid("spec.template.metadata.labels", _go_labels(labels),
                                        SELECTOR_MISMATCH_MSG))
     _validate_template(errs, tmpl, "spec.template", claim_names)
