@@ -120,3 +120,146 @@ def test_probe_lines():
 def test_tabwriter_blocks_as_go():
     text = "Name:\tx\nIPs:\n  IP:\t1.2.3.4\nControlled By:\tReplicaSet/x\n"
     assert tabwrite(text) == "Name:  x\nIPs:\n  IP:           1.2.3.4\nControlled By:  ReplicaSet/x\n"
+
+
+def _apply(capsys, lab, tmp_path, text):
+    manifest = tmp_path / "extra.yaml"
+    manifest.write_text(text)
+    code, _, err = k(capsys, lab, "apply", "-q", "-f", str(manifest), "--for", "1s")
+    assert code == 0, err
+
+
+def test_describe_secret_prints_sizes_never_values(capsys, lab):
+    assert k(capsys, lab, "create", "secret", "generic", "db", "--from-literal=password=hunter2",
+             "--from-literal=user=admin")[0] == 0
+    code, out, err = k(capsys, lab, "describe", "secret", "db")
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [
+        "Name:         db",
+        "Namespace:    default",
+        "Labels:       <none>",
+        "Annotations:  <none>",
+        "",
+        "Type:  Opaque",
+        "",
+        "Data",
+        "====",
+        "password:  7 bytes",
+        "user:      5 bytes",
+    ]
+    for secret in ("hunter2", "aHVudGVyMg==", "admin", "YWRtaW4=", "Password", "User"):
+        assert secret not in out
+
+
+def test_describe_service_account_token_secret_hides_the_token(capsys, lab, tmp_path):
+    # kubectl would print the token in clear; the emulator prints its size like any other key
+    _apply(capsys, lab, tmp_path, """apiVersion: v1
+kind: Secret
+metadata: {name: sa-token, annotations: {kubernetes.io/service-account.name: default}}
+type: kubernetes.io/service-account-token
+data: {token: c2VjcmV0LXRva2Vu, ca.crt: Q0VSVA==, namespace: ZGVmYXVsdA==}
+""")
+    code, out, _ = k(capsys, lab, "describe", "secret", "sa-token")
+    lines = out.splitlines()
+    assert lines[5] == "Type:  kubernetes.io/service-account-token"
+    assert lines[7:] == ["Data", "====", "ca.crt:     4 bytes", "namespace:  7 bytes", "token:      12 bytes"]
+    assert "secret-token" not in out and "c2VjcmV0LXRva2Vu" not in out
+
+
+def test_describe_service_account(capsys, lab, tmp_path):
+    code, out, _ = k(capsys, lab, "describe", "serviceaccount", "default")
+    assert code == 0
+    assert out.splitlines()[2:] == [
+        "Labels:              <none>",
+        "Annotations:         <none>",
+        "Image pull secrets:  <none>",
+        "Mountable secrets:   <none>",
+        "Tokens:              <none>",
+        "Events:              <none>",
+    ]
+    _apply(capsys, lab, tmp_path, """apiVersion: v1
+kind: ServiceAccount
+metadata: {name: builder, labels: {team: ci}}
+imagePullSecrets: [{name: regcred}, {name: pull}]
+secrets: [{name: pull}]
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: pull}
+data: {x: eA==}
+""")
+    uid = k(capsys, lab, "get", "sa", "builder", "-o", "jsonpath={.metadata.uid}")[1]
+    _apply(capsys, lab, tmp_path, f"""apiVersion: v1
+kind: Secret
+metadata:
+  name: builder-token
+  annotations: {{kubernetes.io/service-account.name: builder, kubernetes.io/service-account.uid: "{uid}"}}
+type: kubernetes.io/service-account-token
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: stale-token
+  annotations: {{kubernetes.io/service-account.name: builder, kubernetes.io/service-account.uid: other}}
+type: kubernetes.io/service-account-token
+""")
+    code, out, _ = k(capsys, lab, "describe", "sa", "builder")
+    assert out.splitlines() == [
+        "Name:                builder",
+        "Namespace:           default",
+        "Labels:              team=ci",
+        "Annotations:         <none>",
+        "Image pull secrets:  regcred (not found)",
+        "                     pull",
+        "Mountable secrets:   pull",
+        "Tokens:              builder-token",
+        "Events:              <none>",
+    ]
+
+
+def test_describe_endpoints(capsys, lab):
+    code, out, _ = k(capsys, lab, "describe", "endpoints", "web")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "Name:         web"
+    assert lines[1] == "Namespace:    default"
+    i = lines.index("Subsets:")
+    addresses = lines[i + 1]
+    assert addresses.startswith("  Addresses:          10.244.")
+    assert [a.startswith("10.244.") for a in addresses.split()[1].split(",")] == [True, True]
+    assert lines[i + 2:] == [
+        "  NotReadyAddresses:  <none>",
+        "  Ports:",
+        "    Name  Port  Protocol",
+        "    ----  ----  --------",
+        "    http  80    TCP",
+        "",
+        "Events:  <none>",
+    ]
+
+
+def test_describe_endpointslice(capsys, lab, tmp_path):
+    code, out, _ = k(capsys, lab, "describe", "endpointslice", "-l", "kubernetes.io/service-name=web")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("Name:         web-")
+    i = next(n for n, l in enumerate(lines) if l.startswith("AddressType:"))
+    assert lines[i:i + 5] == ["AddressType:  IPv4", "Ports:", "  Name  Port  Protocol", "  ----  ----  --------",
+                              "  http  80    TCP"]
+    assert lines[i + 5] == "Endpoints:"
+    endpoint = lines[i + 6:i + 13]
+    assert endpoint[0].startswith("  - Addresses:  10.244.")
+    assert endpoint[1:4] == ["    Conditions:", "      Ready:    true", "    Hostname:   <unset>"]
+    assert endpoint[4].startswith("    TargetRef:  Pod/web-")
+    assert endpoint[5].startswith("    NodeName:   node-")
+    assert endpoint[6] == "    Zone:       <unset>"
+    assert lines[-1] == "Events:         <none>"
+    # no ports, no endpoints: kubectl's placeholders
+    _apply(capsys, lab, tmp_path, """apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: empty}
+addressType: IPv4
+endpoints: []
+""")
+    code, out, _ = k(capsys, lab, "describe", "endpointslice", "empty")
+    assert out.splitlines()[4:] == ["AddressType:  IPv4", "Ports: <unset>", "Endpoints: <none>", "Events:  <none>"]

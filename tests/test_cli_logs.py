@@ -102,3 +102,30 @@ def test_logs_of_a_deployment_after_its_node_died_use_a_live_ready_pod(k):
     # exec (kubectl's AttachablePodForObject: ActivePods, reversed) also takes a live pod
     rc, out, err = k("exec", "deploy/web", "--", "printenv", "HOSTNAME")
     assert (rc, out, err) == (0, [expected], [])
+
+
+# --------------------------------------------------------------------------- -f / --follow
+
+def test_logs_follow_prints_up_to_the_clusters_now_and_returns(kf, tmp_path):
+    """The CLI's cluster does not run while a command does: ``-f`` streams what is there and ends."""
+    assert kf("logs", "-f", "crasher") == kf("logs", "crasher")
+    manifest = tmp_path / "ticker.yaml"
+    manifest.write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: ticker\n"
+                        "  annotations:\n    k8semu.io/behaviour: |\n      log one\n      sleep 20s\n      log two\n"
+                        "spec:\n  containers: [{name: app, image: 'busybox:1.36'}]\n")
+    assert kf("apply", "-f", str(manifest), "--for", "5s", "-q")[0] == 0
+    assert kf("logs", "--follow", "ticker") == (0, ["one"], [])
+    assert kf("advance", "30s")[0] == 0
+    assert kf("logs", "-f", "ticker") == (0, ["one", "two"], [])
+    assert kf("logs", "-f", "ticker", "--tail", "1") == (0, ["two"], [])
+
+
+def test_logs_follow_from_a_stopped_node_asks_the_kubelet_to_follow(k):
+    pod = sorted(p["metadata"]["name"] for p in k.pods())[0]
+    node = next(p["spec"]["nodeName"] for p in k.pods() if p["metadata"]["name"] == pod)
+    assert k("node", "stop", node)[0] == 0
+    rc, out, err = k("logs", "-f", pod)
+    assert (rc, out) == (1, [])
+    assert err[0].startswith("Error from server: Get \"https://") and "follow=true" in err[0]
+    rc, _, err = k("logs", pod)
+    assert rc == 1 and "follow=true" not in err[0]

@@ -1041,6 +1041,159 @@ def describe_configmap(api: Any, cm: Obj, now: datetime) -> str:
     return w.text()
 
 
+def _secret_data_len(value: Any) -> int:
+    """The byte length of one of a Secret's ``data`` values (base64 on the wire)."""
+    import base64
+    import binascii
+
+    try:
+        return len(base64.b64decode(value or "", validate=False))
+    except (binascii.Error, ValueError, TypeError):
+        return len(str(value).encode())
+
+
+def describe_secret(api: Any, secret: Obj, now: datetime) -> str:
+    """kubectl's SecretDescriber: metadata, ``Type:``, then one ``key:  N bytes`` line per ``data`` key
+    (sorted), never a value.
+
+    kubectl itself prints the ``token`` of a ``kubernetes.io/service-account-token`` Secret in clear; the
+    emulator prints its size like every other key (no value of a Secret ever reaches the terminal). Like
+    kubectl, no ``Events:`` section.
+    """
+    m = _meta(secret)
+    w = PrefixWriter()
+    w.write(0, f"Name:\t{m.get('name')}\n")
+    w.write(0, f"Namespace:\t{m.get('namespace')}\n")
+    _labels_multiline(w, "Labels", m.get("labels"))
+    _annotations_multiline(w, "Annotations", m.get("annotations"))
+    w.write(0, f"\nType:\t{secret.get('type') or ''}\n")
+    w.write(0, "\nData\n====\n")
+    data = secret.get("data") or {}
+    for k in sorted(data):
+        w.write(0, f"{k}:\t{_secret_data_len(data[k])} bytes\n")
+    return w.text()
+
+
+_SA_NAME_KEY = "kubernetes.io/service-account.name"
+_SA_UID_KEY = "kubernetes.io/service-account.uid"
+
+
+def describe_serviceaccount(api: Any, sa: Obj, now: datetime) -> str:
+    """kubectl's ServiceAccountDescriber: ``Image pull secrets:``, ``Mountable secrets:`` and ``Tokens:``
+    (the namespace's ``kubernetes.io/service-account-token`` Secrets annotated with this account's name
+    and UID), a referenced Secret that does not exist marked ``(not found)``; then the events."""
+    m = _meta(sa)
+    tokens: list[str] = []
+    missing: set[str] = set()
+    try:
+        secrets = api.list("secrets", namespace=m.get("namespace"))["items"]
+    except errors.StatusError:  # kubectl tolerates it: no tokens, nothing marked missing
+        secrets = None
+    if secrets is not None:
+        existing = set()
+        for s in secrets:
+            sm = _meta(s)
+            ann = sm.get("annotations") or {}
+            if (s.get("type") == "kubernetes.io/service-account-token" and ann.get(_SA_NAME_KEY) == m.get("name")
+                    and ann.get(_SA_UID_KEY) == m.get("uid", "")):
+                tokens.append(sm.get("name", ""))
+            existing.add(sm.get("name"))
+        for ref in list(sa.get("secrets") or ()) + list(sa.get("imagePullSecrets") or ()):
+            if ref.get("name") not in existing:
+                missing.add(ref.get("name"))
+    w = PrefixWriter()
+    w.write(0, f"Name:\t{m.get('name')}\n")
+    w.write(0, f"Namespace:\t{m.get('namespace')}\n")
+    _labels_multiline(w, "Labels", m.get("labels"))
+    _annotations_multiline(w, "Annotations", m.get("annotations"))
+    empty = " " * 19
+    sections = (("Image pull secrets:", [r.get("name", "") for r in sa.get("imagePullSecrets") or ()]),
+                ("Mountable secrets: ", [r.get("name", "") for r in sa.get("secrets") or ()]),
+                ("Tokens:            ", tokens))
+    for header, names in sections:
+        if not names:
+            w.write(0, f"{header}\t<none>\n")
+            continue
+        prefix = header
+        for name in names:
+            w.write(0, f"{prefix}\t{name}{' (not found)' if name in missing else ''}\n")
+            prefix = empty
+    describe_events(search_events(api, sa), w, now)
+    return w.text()
+
+
+def describe_endpoints(api: Any, ep: Obj, now: datetime) -> str:
+    """kubectl's EndpointsDescriber: per subset ``Addresses:``, ``NotReadyAddresses:`` (IPs, ``<none>``)
+    and a ``Name Port Protocol`` table (``<unset>`` for an unnamed port), a blank line after each."""
+    m = _meta(ep)
+    w = PrefixWriter()
+    w.write(0, f"Name:\t{m.get('name')}\n")
+    w.write(0, f"Namespace:\t{m.get('namespace')}\n")
+    _labels_multiline(w, "Labels", m.get("labels"))
+    _annotations_multiline(w, "Annotations", m.get("annotations"))
+    w.write(0, "Subsets:\n")
+    for subset in ep.get("subsets") or ():
+        ready = ",".join(a.get("ip", "") for a in subset.get("addresses") or ())
+        w.write(1, f"Addresses:\t{ready or '<none>'}\n")
+        not_ready = ",".join(a.get("ip", "") for a in subset.get("notReadyAddresses") or ())
+        w.write(1, f"NotReadyAddresses:\t{not_ready or '<none>'}\n")
+        ports = subset.get("ports") or []
+        if ports:
+            w.write(1, "Ports:\n")
+            w.write(2, "Name\tPort\tProtocol\n")
+            w.write(2, "----\t----\t--------\n")
+            for p in ports:
+                w.write(2, f"{p.get('name') or '<unset>'}\t{p.get('port', 0)}\t{p.get('protocol', 'TCP')}\n")
+        w.write(0, "\n")
+    describe_events(search_events(api, ep), w, now)
+    return w.text()
+
+
+def describe_endpointslice(api: Any, eps: Obj, now: datetime) -> str:
+    """kubectl's EndpointSliceDescriber (discovery.k8s.io/v1): ``AddressType:``, the ports table
+    (``Ports: <unset>`` without ports), then per endpoint its addresses, ``Conditions: Ready``,
+    ``Hostname``, ``TargetRef`` (when set), ``NodeName`` and ``Zone`` (``<unset>`` when absent)."""
+    m = _meta(eps)
+    w = PrefixWriter()
+    w.write(0, f"Name:\t{m.get('name')}\n")
+    w.write(0, f"Namespace:\t{m.get('namespace')}\n")
+    _labels_multiline(w, "Labels", m.get("labels"))
+    _annotations_multiline(w, "Annotations", m.get("annotations"))
+    w.write(0, f"AddressType:\t{eps.get('addressType', '')}\n")
+    ports = eps.get("ports") or []
+    if not ports:
+        w.write(0, "Ports: <unset>\n")
+    else:
+        w.write(0, "Ports:\n")
+        w.write(1, "Name\tPort\tProtocol\n")
+        w.write(1, "----\t----\t--------\n")
+        for p in ports:
+            port = p.get("port")
+            w.write(1, f"{p.get('name') or '<unset>'}\t{'<unset>' if port is None else port}\t"
+                       f"{p.get('protocol', 'TCP')}\n")
+    endpoints = eps.get("endpoints") or []
+    if not endpoints:
+        w.write(0, "Endpoints: <none>\n")
+    else:
+        w.write(0, "Endpoints:\n")
+        for e in endpoints:
+            w.write(1, f"- Addresses:\t{', '.join(e.get('addresses') or ()) or '<none>'}\n")
+            w.write(2, "Conditions:\n")
+            ready = (e.get("conditions") or {}).get("ready")
+            w.write(3, f"Ready:\t{'<unset>' if ready is None else 'true' if ready else 'false'}\n")
+            hostname = e.get("hostname")
+            w.write(2, f"Hostname:\t{'<unset>' if hostname is None else hostname}\n")
+            ref = e.get("targetRef")
+            if ref is not None:
+                w.write(2, f"TargetRef:\t{ref.get('kind', '')}/{ref.get('name', '')}\n")
+            node = e.get("nodeName")
+            w.write(2, f"NodeName:\t{'<unset>' if node is None else node}\n")
+            zone = e.get("zone")
+            w.write(2, f"Zone:\t{'<unset>' if zone is None else zone}\n")
+    describe_events(search_events(api, eps), w, now)
+    return w.text()
+
+
 def _smart_label(key: str) -> str:
     """``smartLabelFor``: ``apiVersion`` -> ``API Version``, ``podIP`` -> ``Pod IP``."""
     words, cur = [], ""
@@ -1097,7 +1250,8 @@ _DESCRIBERS: dict[str, Callable[[Any, Obj, datetime], str]] = {
     "Pod": describe_pod, "Deployment": describe_deployment, "ReplicaSet": describe_replicaset,
     "Service": describe_service, "Node": describe_node, "Job": describe_job, "CronJob": describe_cronjob,
     "StatefulSet": describe_statefulset, "DaemonSet": describe_daemonset, "Namespace": describe_namespace,
-    "ConfigMap": describe_configmap,
+    "ConfigMap": describe_configmap, "Secret": describe_secret, "ServiceAccount": describe_serviceaccount,
+    "Endpoints": describe_endpoints, "EndpointSlice": describe_endpointslice,
 }
 
 

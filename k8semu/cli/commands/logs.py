@@ -9,6 +9,12 @@ kubelet's choice (:func:`k8semu.node.containerlogs.log_window`: a container
 waiting in ``CrashLoopBackOff`` serves its last terminated run). Errors and
 messages are kubectl's (``container "x" in pod "y" is waiting to start: ContainerCreating``,
 ``Defaulted container "a" out of: a, b``, ``Found 2 pods, using pod/web-…``).
+
+``-f``/``--follow`` is accepted but cannot wait for new lines: the CLI opens the
+cluster read-only and virtual time does not move while a command runs, so the
+stream "ends" at the cluster's now and ``logs -f`` prints what ``logs`` prints
+(the kubelet URL in the unreachable-node error carries ``follow=true``). To see
+lines appear as time passes, ``k8semu serve`` answers ``kubectl logs -f``.
 """
 
 from __future__ import annotations
@@ -34,6 +40,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     lg.add_argument("-n", "--namespace", default="default")
     lg.add_argument("-c", "--container")
     lg.add_argument("-p", "--previous", action="store_true")
+    lg.add_argument("-f", "--follow", action="store_true",
+                    help="accepted as kubectl's; the cluster does not run between k8semu commands, so this "
+                         "prints the log up to the cluster's virtual now and returns, as kubectl -f does once "
+                         "the stream ends (advance virtual time with `k8semu advance`, or follow live with "
+                         "`kubectl logs -f` against `k8semu serve`)")
     lg.add_argument("--tail", type=int, default=-1)
     lg.add_argument("--timestamps", action="store_true")
     lg.set_defaults(func=run)

@@ -19,6 +19,11 @@ as kubectl's ``printMissingMetricsNodeLine``; with no node metrics at all,
 kubectl's ``verifyEmptyMetrics``: ``error: Metrics not available for pod
 NS/NAME, age: 8m20s`` for a pod older than 2 minutes, else ``error: metrics
 not available yet``, and ``No resources found in NS namespace.`` without pods.
+
+``--sort-by=cpu|memory`` (kubectl's ``PodMetricsSorter`` / ``NodeMetricsSorter``) orders the
+rows by usage, largest first: CPU by millicores, memory by the metrics object's bytes; rows
+with equal usage keep the default order (namespace, name), and nodes without metrics stay
+last. Any other value is kubectl's ``error: --sort-by accepts only cpu or memory``.
 """
 
 from __future__ import annotations
@@ -48,6 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("-A", "--all-namespaces", action="store_true")
     t.add_argument("-l", "--selector")
     t.add_argument("--no-headers", action="store_true")
+    t.add_argument("--sort-by", default="", metavar="cpu|memory",
+                   help="sort by usage, largest first (as kubectl top --sort-by)")
     from ...timeline.view import add_at_argument
 
     add_at_argument(t)
@@ -64,6 +71,15 @@ def _scrape(cluster: Any) -> tuple[dict[str, Any], dict[tuple[str, str], Any]]:
                   cluster.time, stopped_nodes(cluster))
 
 
+def _sorted_rows(rows: list[tuple[tuple[int, int], list[str]]], sort_by: str) -> list[list[str]]:
+    """The cells of ``(usage, cells)`` rows, by ``--sort-by`` (CPU millicores or memory bytes, largest
+    first, as kubectl's metrics sorters compare them; a stable sort, so ties keep the given order)."""
+    if sort_by:
+        key = 0 if sort_by == "cpu" else 1
+        rows = sorted(rows, key=lambda r: -r[0][key])
+    return [cells for _, cells in rows]
+
+
 def _write(lines: list[list[str]]) -> None:
     # kubectl's metrics printer ends every cell, the last one included, with a tab
     sys.stdout.write(tabwrite("".join("".join(c + "\t" for c in line) + "\n" for line in lines),
@@ -71,6 +87,9 @@ def _write(lines: list[list[str]]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    sort_by = getattr(args, "sort_by", "") or ""
+    if sort_by not in ("", "cpu", "memory"):  # kubectl's Validate, before anything is fetched
+        return die("--sort-by accepts only cpu or memory")
     cluster = open_cluster_at(args)
     api = cluster.api
     if args.what in ("pods", "pod", "po"):
@@ -85,9 +104,10 @@ def run(args: argparse.Namespace) -> int:
             if m is None:
                 continue
             # the PodMetrics object's quantities: nanocores, Ki
-            cells = [p["metadata"]["name"], f"{m.cpu_millis}m",
-                     f"{sum(c.memory_bytes // 1024 for c in m.containers) * 1024 // (1024 * 1024)}Mi"]
-            rows.append(([p["metadata"]["namespace"]] if args.all_namespaces else []) + cells)
+            mem = sum(c.memory_bytes // 1024 for c in m.containers) * 1024
+            cells = [p["metadata"]["name"], f"{m.cpu_millis}m", f"{mem // (1024 * 1024)}Mi"]
+            rows.append(((m.cpu_millis, mem), ([p["metadata"]["namespace"]] if args.all_namespaces else []) + cells))
+        rows = _sorted_rows(rows, sort_by)
         now = cluster.time
         cluster.close()
         if args.name and not rows:  # kubectl gets the one PodMetrics: metrics-server's 404s
@@ -135,9 +155,10 @@ def run(args: argparse.Namespace) -> int:
         alloc = (n.get("status") or {}).get("allocatable") or {}
         acpu = parse_quantity(alloc.get("cpu", "0")).milli_value()
         amem = parse_quantity(alloc.get("memory", "0")).int_value()
-        rows.append([name, f"{m.cpu_millis}m", f"{int(m.cpu_millis / acpu * 100) if acpu else 0}%",
-                     f"{mem // (1024 * 1024)}Mi", f"{int(mem / amem * 100) if amem else 0}%"])
-    rows += missing
+        rows.append(((m.cpu_millis, mem),
+                     [name, f"{m.cpu_millis}m", f"{int(m.cpu_millis / acpu * 100) if acpu else 0}%",
+                      f"{mem // (1024 * 1024)}Mi", f"{int(mem / amem * 100) if amem else 0}%"]))
+    rows = _sorted_rows(rows, sort_by) + missing
     header = ["NAME", "CPU(cores)", "CPU(%)", "MEMORY(bytes)", "MEMORY(%)"]  # kubectl 1.33's
     _write(([] if args.no_headers else [header]) + rows)
     return 0
