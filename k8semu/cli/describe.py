@@ -79,6 +79,14 @@ def _meta(o: Obj) -> Obj:
     return o.get("metadata") or {}
 
 
+def _name_namespace_labels_annotations(w: PrefixWriter, m: Mapping[str, Any]) -> None:
+    """The four lines most describers start with (``Name:``, ``Namespace:``, ``Labels:``, ``Annotations:``)."""
+    w.write(0, f"Name:\t{m.get('name')}\n")
+    w.write(0, f"Namespace:\t{m.get('namespace')}\n")
+    _labels_multiline(w, "Labels", m.get("labels"))
+    _annotations_multiline(w, "Annotations", m.get("annotations"))
+
+
 def _labels_multiline(w: PrefixWriter, title: str, labels: Mapping[str, str] | None,
                       initial: str = "") -> None:
     w.write(0, f"{initial}{title}:\t")
@@ -754,10 +762,7 @@ def describe_cronjob(api: Any, cj: Obj, now: datetime) -> str:
     """kubectl's CronJobDescriber."""
     m, spec, st = _meta(cj), cj.get("spec") or {}, cj.get("status") or {}
     w = PrefixWriter()
-    w.write(0, f"Name:\t{m.get('name')}\n")
-    w.write(0, f"Namespace:\t{m.get('namespace')}\n")
-    _labels_multiline(w, "Labels", m.get("labels"))
-    _annotations_multiline(w, "Annotations", m.get("annotations"))
+    _name_namespace_labels_annotations(w, m)
     w.write(0, f"Schedule:\t{spec.get('schedule', '')}\n")
     w.write(0, f"Concurrency Policy:\t{spec.get('concurrencyPolicy', '')}\n")
     sus = spec.get("suspend")
@@ -815,10 +820,7 @@ def describe_service(api: Any, svc: Obj, now: datetime) -> str:
     except errors.StatusError:
         ep = None
     w = PrefixWriter()
-    w.write(0, f"Name:\t{m.get('name')}\n")
-    w.write(0, f"Namespace:\t{m.get('namespace')}\n")
-    _labels_multiline(w, "Labels", m.get("labels"))
-    _annotations_multiline(w, "Annotations", m.get("annotations"))
+    _name_namespace_labels_annotations(w, m)
     sel = spec.get("selector")
     w.write(0, f"Selector:\t{format_labels(sel) if sel else '<none>'}\n")
     w.write(0, f"Type:\t{spec.get('type', '')}\n")
@@ -1020,10 +1022,7 @@ def describe_configmap(api: Any, cm: Obj, now: datetime) -> str:
     """kubectl's ConfigMapDescriber (``Data`` / ``BinaryData`` sections)."""
     m = _meta(cm)
     w = PrefixWriter()
-    w.write(0, f"Name:\t{m.get('name')}\n")
-    w.write(0, f"Namespace:\t{m.get('namespace')}\n")
-    _labels_multiline(w, "Labels", m.get("labels"))
-    _annotations_multiline(w, "Annotations", m.get("annotations"))
+    _name_namespace_labels_annotations(w, m)
     w.write(0, "\nData\n====\n")
     data = cm.get("data") or {}
     for k in sorted(data):
@@ -1062,10 +1061,7 @@ def describe_secret(api: Any, secret: Obj, now: datetime) -> str:
     """
     m = _meta(secret)
     w = PrefixWriter()
-    w.write(0, f"Name:\t{m.get('name')}\n")
-    w.write(0, f"Namespace:\t{m.get('namespace')}\n")
-    _labels_multiline(w, "Labels", m.get("labels"))
-    _annotations_multiline(w, "Annotations", m.get("annotations"))
+    _name_namespace_labels_annotations(w, m)
     w.write(0, f"\nType:\t{secret.get('type') or ''}\n")
     w.write(0, "\nData\n====\n")
     data = secret.get("data") or {}
@@ -1102,10 +1098,7 @@ def describe_serviceaccount(api: Any, sa: Obj, now: datetime) -> str:
             if ref.get("name") not in existing:
                 missing.add(ref.get("name"))
     w = PrefixWriter()
-    w.write(0, f"Name:\t{m.get('name')}\n")
-    w.write(0, f"Namespace:\t{m.get('namespace')}\n")
-    _labels_multiline(w, "Labels", m.get("labels"))
-    _annotations_multiline(w, "Annotations", m.get("annotations"))
+    _name_namespace_labels_annotations(w, m)
     empty = " " * 19
     sections = (("Image pull secrets:", [r.get("name", "") for r in sa.get("imagePullSecrets") or ()]),
                 ("Mountable secrets: ", [r.get("name", "") for r in sa.get("secrets") or ()]),
@@ -1127,10 +1120,7 @@ def describe_endpoints(api: Any, ep: Obj, now: datetime) -> str:
     and a ``Name Port Protocol`` table (``<unset>`` for an unnamed port), a blank line after each."""
     m = _meta(ep)
     w = PrefixWriter()
-    w.write(0, f"Name:\t{m.get('name')}\n")
-    w.write(0, f"Namespace:\t{m.get('namespace')}\n")
-    _labels_multiline(w, "Labels", m.get("labels"))
-    _annotations_multiline(w, "Annotations", m.get("annotations"))
+    _name_namespace_labels_annotations(w, m)
     w.write(0, "Subsets:\n")
     for subset in ep.get("subsets") or ():
         ready = ",".join(a.get("ip", "") for a in subset.get("addresses") or ())
@@ -1155,10 +1145,7 @@ def describe_endpointslice(api: Any, eps: Obj, now: datetime) -> str:
     ``Hostname``, ``TargetRef`` (when set), ``NodeName`` and ``Zone`` (``<unset>`` when absent)."""
     m = _meta(eps)
     w = PrefixWriter()
-    w.write(0, f"Name:\t{m.get('name')}\n")
-    w.write(0, f"Namespace:\t{m.get('namespace')}\n")
-    _labels_multiline(w, "Labels", m.get("labels"))
-    _annotations_multiline(w, "Annotations", m.get("annotations"))
+    _name_namespace_labels_annotations(w, m)
     w.write(0, f"AddressType:\t{eps.get('addressType', '')}\n")
     ports = eps.get("ports") or []
     if not ports:
