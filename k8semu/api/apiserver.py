@@ -705,6 +705,8 @@ class APIServer:
             meta["namespace"] = ns
         meta.pop("resourceVersion", None)
         obj = {**obj, "metadata": meta}
+        if info.kind == "Service" and not subresource:
+            obj = _patch_allocated_values(obj, old)
         obj = self._default(obj)
         obj = self.admission.admit("update", info, obj, old, ctx)
         obj = strategy.prepare_for_update(obj, old, subresource)
@@ -718,12 +720,13 @@ class APIServer:
             not new_meta.get("deletionGracePeriodSeconds") or info.kind != "Pod"
         ) and not (info.kind == "Namespace" and (obj.get("spec") or {}).get("finalizers")):
             if dry_run:
-                return obj
+                return _with_resource_version(obj, cur)
             return self._store_delete(info, cur, obj, ctx)
         if _same(obj, old):
             return old  # no-op updates write nothing, as upstream
         if dry_run:
-            return obj
+            # upstream's dry-run storage returns the would-be object with the current resourceVersion
+            return _with_resource_version(obj, cur)
         try:
             rec = self.log.update(cur.key, obj, ctx.log_actor, expect_revision=cur.revision)
         except RevisionMismatch:
@@ -786,8 +789,8 @@ class APIServer:
             want_rv = _meta(new).get("resourceVersion")
             if want_rv and want_rv != str(cur.revision):
                 raise errors.Conflict.of(info.plural, info.group, name)
-            if field_validation == "Strict":
-                self._decode(info, new, "Strict", ctx)
+            # Strict refuses unknown fields; Warn (the default) and Ignore drop them, never store them
+            new = self._decode(info, new, field_validation, ctx)
             try:
                 return self._write_update(info, ns, name, new, cur, subresource, ctx, dry_run, field_manager)
             except errors.Conflict:
@@ -1181,6 +1184,48 @@ def _default_manager(ctx: RequestContext) -> str:
     if actor.endswith("-controller") or actor.endswith("-collector") or actor.endswith("-publisher"):
         return "kube-controller-manager"
     return actor
+
+
+def _patch_allocated_values(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
+    """A Service update that leaves out what the server allocated keeps it, as upstream's
+    ``patchAllocatedValues`` (so ``kubectl replace -f`` of a manifest without ``clusterIP`` works):
+    ``clusterIP`` / ``clusterIPs``, each port's ``nodePort`` (by port name, unless another port
+    of the update uses it) and ``healthCheckNodePort``."""
+    spec, old_spec = dict(new.get("spec") or {}), old.get("spec") or {}
+    changed = False
+    if spec.get("type") != "ExternalName" and old_spec.get("type") != "ExternalName":
+        if not spec.get("clusterIP") and old_spec.get("clusterIP"):
+            spec["clusterIP"] = old_spec["clusterIP"]
+            changed = True
+        if not spec.get("clusterIPs") and old_spec.get("clusterIPs"):
+            spec["clusterIPs"] = list(old_spec["clusterIPs"])
+            changed = True
+
+    def node_ports(s: dict[str, Any]) -> set[int]:
+        return {p.get("nodePort") for p in s.get("ports") or () if p.get("nodePort")}
+
+    wants_node_port = ("NodePort", "LoadBalancer")
+    if spec.get("type") in wants_node_port and old_spec.get("type") in wants_node_port:
+        used = node_ports(old_spec) & node_ports(spec)
+        by_name = {p.get("name") or "": p.get("nodePort") for p in old_spec.get("ports") or ()}
+        ports = []
+        for p in spec.get("ports") or ():
+            old_port = by_name.get(p.get("name") or "")
+            if not p.get("nodePort") and old_port and old_port not in used:
+                p = {**p, "nodePort": old_port}
+                changed = True
+            ports.append(p)
+        spec["ports"] = ports
+        if (spec.get("type") == "LoadBalancer" and spec.get("externalTrafficPolicy") == "Local"
+                and not spec.get("healthCheckNodePort") and old_spec.get("healthCheckNodePort")):
+            spec["healthCheckNodePort"] = old_spec["healthCheckNodePort"]
+            changed = True
+    return {**new, "spec": spec} if changed else new
+
+
+def _with_resource_version(obj: dict[str, Any], cur: Record) -> dict[str, Any]:
+    """``obj`` carrying ``cur``'s ``resourceVersion`` (what a dry-run update answers)."""
+    return {**obj, "metadata": {**_meta(obj), "resourceVersion": str(cur.revision)}}
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:

@@ -35,6 +35,7 @@ from datetime import timedelta
 from typing import Any, Awaitable, Callable
 from urllib.parse import parse_qs, unquote
 
+import attrs
 import orjson
 import trio
 
@@ -42,7 +43,7 @@ from ..api import errors
 from ..api.apiserver import APPLY_PATCH, JSON_PATCH, PATCH_TYPES, RequestContext, WatchEvent
 from ..api.auth import SYSTEM_MASTERS, UserInfo, anonymous
 from ..api.resources import ResourceInfo, by_resource
-from . import discovery, metrics, openapi, protobuf, reviews
+from . import discovery, metrics, openapi, prom, protobuf, reviews
 from .watchcache import SharedWatch
 
 __all__ = ["APIApp", "VERSION_INFO"]
@@ -94,6 +95,7 @@ class _Request:
             k: v[0] for k, v in parse_qs(scope.get("query_string", b"").decode("latin-1"),
                                          keep_blank_values=True).items()
         }
+        self.raw_query: str = scope.get("query_string", b"").decode("latin-1")
         self.headers: dict[str, str] = {}
         self.impersonate_groups: list[str] = []  # Impersonate-Group may repeat
         for k, v in scope.get("headers") or ():
@@ -175,6 +177,8 @@ class APIApp:
         self.speed = speed
         self.server_address = server_address
         self.shutting_down = trio.Event()
+        #: ``apiserver_request_total`` for ``/metrics`` (:mod:`.prom`).
+        self.requests = prom.RequestCounter()
         self._encoded: OrderedDict[tuple[int, str], bytes] = OrderedDict()  # see _event_bytes
         #: where shared watches run (see .watchcache); without one, every watch is its own
         self.background: trio.Nursery | None = None
@@ -205,14 +209,24 @@ class APIApp:
             chunks.append(msg.get("body", b""))
             more = msg.get("more_body", False)
         req.body = b"".join(chunks)
+        status = [0]
+
+        async def counted(msg: dict[str, Any]) -> None:
+            if msg.get("type") == "http.response.start":
+                status[0] = msg.get("status", 0)
+            await send(msg)
+
         try:
-            await self._handle(req, receive, send)
+            await self._handle(req, receive, counted)
         except errors.StatusError as e:
-            await _send_json(send, e.code, e.status())
+            await _send_json(counted, e.code, e.status())
         except Exception as e:  # a bug: report it as kube-apiserver does an internal error
             traceback.print_exc(file=sys.stderr)
             err = errors.InternalError(f"an error on the server ({type(e).__name__}: {e}) has prevented the request from succeeding")
-            await _send_json(send, 500, err.status())
+            await _send_json(counted, 500, err.status())
+        finally:
+            if status[0]:
+                self.requests.observe(req.method, req.path, req.query, req.content_type, status[0])
 
     # ------------------------------------------------------------------ auth
     def authenticate(self, req: _Request) -> UserInfo:
@@ -292,6 +306,9 @@ class APIApp:
         if group in (reviews.GROUP, reviews.AUTHN_GROUP):  # access / self reviews: answered, never stored
             body = _request_body(req) if req.method == "POST" else None
             return await _send_json(send, 201, reviews.handle(self.api, ctx, req.method, group, version, rest, body))
+        if group == "" and version == "v1" and len(rest) >= 5 and rest[0] == "namespaces" and \
+                rest[2] in ("pods", "services") and rest[4] == "proxy":
+            return await self._proxy(req, ctx, rest[1], rest[2], rest[3], send)
         if len(rest) >= 3 and rest[0] == "namespaces":
             info = by_resource(group, rest[2])
             if info is not None and info.namespaced:
@@ -307,8 +324,8 @@ class APIApp:
         sub = rest[2] if len(rest) > 2 else ""
         if sub == "portforward" and info.plural == "pods" and not group and ns:
             return self._portforward_http(req, ctx, ns, name)
-        if sub == "exec" and info.plural == "pods" and not group and ns and name:
-            return self._exec_http(req, ctx, ns, name)
+        if sub in ("exec", "attach") and info.plural == "pods" and not group and ns and name:
+            return self._exec_http(req, ctx, ns, name, attach=sub == "attach")
         if sub and sub not in info.subresources:
             raise _not_found()
         await self._resource(req, ctx, info, ns, name, sub, receive, send)
@@ -318,6 +335,9 @@ class APIApp:
             raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
         if path == "/version":
             return await _send_json(send, 200, VERSION_INFO)
+        if path == "/metrics":
+            return await _send(send, 200, prom.render(self.api, VERSION_INFO, self.requests),
+                               "text/plain; version=0.0.4; charset=utf-8")
         if path in ("/healthz", "/livez", "/readyz"):
             return await _send(send, 200, b"ok", "text/plain; charset=utf-8")
         if path in ("/api", "/apis"):
@@ -372,14 +392,16 @@ class APIApp:
         try:
             who = self.authenticate(_Request({**scope, "method": "GET"}))
             if len(parts) != 7 or parts[:3] != ["api", "v1", "namespaces"] or parts[4] != "pods" or \
-                    parts[6] not in ("portforward", "exec"):
+                    parts[6] not in ("portforward", "exec", "attach"):
                 raise _not_found()
         except errors.StatusError as e:
             await receive()  # websocket.connect
             return await portforward._reject(scope, send, e)
-        serve = portforward.serve_websocket if parts[6] == "portforward" else remotecommand.serve_websocket
-        await serve(self.api, RequestContext(user=who), parts[3], parts[5], scope, receive, send,
-                    shutting_down=self.shutting_down)
+        if parts[6] == "portforward":
+            return await portforward.serve_websocket(self.api, RequestContext(user=who), parts[3], parts[5], scope,
+                                                     receive, send, shutting_down=self.shutting_down)
+        await remotecommand.serve_websocket(self.api, RequestContext(user=who), parts[3], parts[5], scope, receive,
+                                            send, shutting_down=self.shutting_down, attach=parts[6] == "attach")
 
     def raw_upgrade(self, request: Any) -> Callable[[], Awaitable[None]] | None:
         """The handler of an HTTP/1.1 upgrade Hypercorn cannot give an ASGI app (see :mod:`.upgrade`):
@@ -393,7 +415,7 @@ class APIApp:
         parts = [p for p in unquote(target.split("?", 1)[0]).split("/") if p]
         if [v.lower() for v in request.values("upgrade")] != ["spdy/3.1"] or len(parts) != 7 or \
                 parts[:3] != ["api", "v1", "namespaces"] or parts[4] != "pods" or \
-                parts[6] not in ("exec", "portforward"):
+                parts[6] not in ("exec", "attach", "portforward"):
             return None
 
         async def handler() -> None:
@@ -409,16 +431,34 @@ class APIApp:
                 return await portforward.serve_spdy(self.api, RequestContext(user=who), parts[3], parts[5],
                                                     request, shutting_down=self.shutting_down)
             await remotecommand.serve_spdy(self.api, RequestContext(user=who), parts[3], parts[5], request,
-                                           speed=self.speed, shutting_down=self.shutting_down)
+                                           speed=self.speed, shutting_down=self.shutting_down,
+                                           attach=parts[6] == "attach")
 
         return handler
 
-    def _exec_http(self, req: _Request, ctx: RequestContext, ns: str, name: str) -> None:
+    async def _proxy(self, req: _Request, ctx: RequestContext, ns: str, resource: str, id_: str,
+                     send: Send) -> None:
+        """``pods/NAME/proxy/…`` and ``services/NAME/proxy/…`` (see :mod:`.proxy`)."""
+        from . import proxy
+
+        marker = f"/{resource}/{id_}/proxy"
+        target = req.path[req.path.index(marker) + len(marker):] or "/"
+        if req.raw_query:
+            target += "?" + req.raw_query
+        pod, port = proxy.locate(self.api, ctx, req.method, ns, resource, id_)
+        code, headers, body = proxy.answer(self.api, pod, port, req.method, target)
+        ctype = next((v for k, v in headers if k.lower() == "content-type"), "text/plain")
+        extra = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers
+                 if k.lower() != "content-type"]
+        await _send(send, code, body, ctype, extra)
+
+    def _exec_http(self, req: _Request, ctx: RequestContext, ns: str, name: str, attach: bool = False) -> None:
         """``pods/NAME/exec`` reached as plain HTTP: the checks, then 400 (upstream's ``Upgrade request
         required``); SPDY upgrades are taken before the ASGI app by :mod:`.upgrade`."""
         from . import remotecommand
 
         options = remotecommand.ExecOptions.from_query({k: [v] for k, v in req.query.items()})
+        options = attrs.evolve(options, attach=attach)
         remotecommand.check_exec(self.api, ctx, ns, name, options)
         if "upgrade" in req.headers.get("connection", "").lower():
             raise errors.BadRequest("unable to upgrade: SPDY/3.1 upgrades are served on k8semu serve's own "

@@ -33,6 +33,13 @@ container's own state. :class:`Process` drives it:
   prompt (:meth:`~k8semu.node.behaviour.ShellSession.prompt`). Window sizes
   are read and ignored.
 
+``pods/NAME/attach`` (``kubectl attach``, ``kubectl run -i``/``-it``) uses the same protocols
+and checks (RBAC ``create`` on ``pods/attach``) and reaches the container's own process
+(:meth:`Process._attach`): a shell the container runs on an open stdin (``stdin: true``) takes
+the client's input as a session; otherwise the client sees what the container writes from then
+on. The final status is ``Success`` (the kubelet's). That the session's ``exit`` ends the
+container itself is not modelled: the container keeps running (``kubectl run --rm`` deletes it).
+
 Protocols (channel numbers as in ``k8s.io/apimachinery/pkg/util/remotecommand``):
 
 * **WebSocket** (:func:`serve_websocket`): subprotocol ``v5.channel.k8s.io``
@@ -101,6 +108,7 @@ WEBSOCKET_PROTOCOLS = (V5, V4)
 #: Channel numbers (``k8s.io/apimachinery/pkg/util/remotecommand``).
 STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
 _CHUNK = 32 * 1024  # output bytes per WebSocket message (client-go's read buffer)
+_ATTACH_POLL = 1.0  # virtual seconds between looks at an attached container's output
 _STREAM_CREATION_TIMEOUT = 30.0  # wall seconds (the kubelet's DefaultStreamCreationTimeout)
 _CLOSE_WAIT = 10.0  # wall seconds to wait for the client to close after the status
 _TRUE = frozenset({"1", "t", "T", "true", "TRUE", "True"})  # Go's strconv.ParseBool
@@ -132,6 +140,8 @@ class ExecOptions:
     stdout: bool = False
     stderr: bool = False
     tty: bool = False
+    #: ``pods/NAME/attach`` (``PodAttachOptions``: no ``command``; the container's own process).
+    attach: bool = False
 
     @classmethod
     def from_query(cls, query: Mapping[str, Sequence[str]]) -> ExecOptions:
@@ -157,7 +167,7 @@ def check_exec(api: Any, ctx: RequestContext, namespace: str, name: str,
             a host assigned``, ``you must specify at least 1 of stdin, stdout, stderr``.
     """
     info = api.resource("pods")
-    api._authz(ctx, "create", info, namespace, name, "exec")
+    api._authz(ctx, "create", info, namespace, name, "attach" if options.attach else "exec")
     pod = api.get(info, name, namespace=namespace)
     spec = pod.get("spec") or {}
     containers = [c["name"] for c in spec.get("containers") or []]
@@ -316,6 +326,8 @@ class Process:
         self.options = options
         self.started = api.now
         self.run_state = container_run(api, pod, container, self.started)
+        if options.attach:  # attach: to the container's own process, its command line
+            options = self.options = attrs.evolve(options, command=tuple(self.run_state.program.argv))
         self._output = output
         self._env = {"TERM": "xterm"} if options.tty else None
         #: The input received so far (with a terminal: the completed lines), decoded.
@@ -420,6 +432,8 @@ class Process:
         from ..node import behaviour
 
         argv = list(self.options.command)
+        if self.options.attach:
+            return await self._attach(argv)
         if self.options.stdin and behaviour.ShellSession.wanted(argv):
             return await self._session(argv)
         stdin: Any = _Stdin(self) if self.options.stdin else ""
@@ -470,6 +484,42 @@ class Process:
                 self._interrupt = None
                 gen.close()
         return 130
+
+    async def _attach(self, argv: list[str]) -> int:
+        """``kubectl attach`` (and ``kubectl run -i``): a shell the container runs on an open stdin
+        takes the client's input as a session; otherwise the client sees what the container writes
+        from now on, until it exits, is replaced or its pod goes, or the client leaves. The kubelet
+        reports ``Success`` either way (0 here)."""
+        from ..node import behaviour
+
+        if self.options.stdin and self.run_state.program.stdin and behaviour.ShellSession.wanted(argv):
+            await self._session(argv)
+            return 0
+        meta = self.pod.get("metadata") or {}
+        uid = meta.get("uid")
+
+        def container_id(pod: Mapping[str, Any]) -> str | None:
+            for key in ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"):
+                for st in (pod.get("status") or {}).get(key) or []:
+                    if st.get("name") == self.container and (st.get("state") or {}).get("running"):
+                        return st.get("containerID")
+            return None
+
+        cid = container_id(self.pod)
+        while True:
+            await trio.sleep(_ATTACH_POLL)
+            for eff in self.run_state.advance(self.api.now):
+                if isinstance(eff, behaviour.LogLine):
+                    self._pending.append((STDERR if eff.stream == "stderr" else STDOUT, eff.text + "\n"))
+            await self._flush()
+            if self.run_state.exited is not None:
+                return 0
+            try:
+                cur = self.api.get(self.api.resource("pods"), meta.get("name"), namespace=meta.get("namespace"))
+            except errors.NotFound:
+                return 0
+            if (cur.get("metadata") or {}).get("uid") != uid or container_id(cur) != cid:
+                return 0
 
     async def _line(self) -> Any:
         """The next input line; None at the end of the input; ``_INTERRUPTED`` after a ^C."""
@@ -535,7 +585,8 @@ class _Gone(Exception):
 
 
 async def serve_websocket(api: Any, ctx: RequestContext, namespace: str, name: str, scope: dict[str, Any],
-                          receive: Receive, send: Send, *, shutting_down: trio.Event | None = None) -> None:
+                          receive: Receive, send: Send, *, shutting_down: trio.Event | None = None,
+                          attach: bool = False) -> None:
     """Serve one ASGI ``websocket`` connection for ``pods/NAME/exec`` (see the module docstring).
 
     Refusals before accepting are HTTP responses (the ``websocket.http.response`` extension): the
@@ -551,7 +602,7 @@ async def serve_websocket(api: Any, ctx: RequestContext, namespace: str, name: s
     query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
     offered = list(scope.get("subprotocols") or [])
     try:
-        options = ExecOptions.from_query(query)
+        options = attrs.evolve(ExecOptions.from_query(query), attach=attach)
         pod, cname = check_exec(api, ctx, namespace, name, options)
         protocol = next((p for p in WEBSOCKET_PROTOCOLS if p in offered), None)
         if protocol is None:
@@ -665,7 +716,7 @@ class _SpdyStreams:
 
 
 async def serve_spdy(api: Any, ctx: RequestContext, namespace: str, name: str, request: Any, *,
-                     speed: float = 1.0, shutting_down: trio.Event | None = None) -> None:
+                     speed: float = 1.0, shutting_down: trio.Event | None = None, attach: bool = False) -> None:
     """Serve ``pods/NAME/exec`` on a connection asking for ``Upgrade: SPDY/3.1`` (an
     :class:`~k8semu.server.upgrade.UpgradeRequest`), as kube-apiserver and the kubelet do.
 
@@ -678,7 +729,7 @@ async def serve_spdy(api: Any, ctx: RequestContext, namespace: str, name: str, r
 
     query = parse_qs(urlsplit(request.target).query, keep_blank_values=True)
     try:
-        options = ExecOptions.from_query(query)
+        options = attrs.evolve(ExecOptions.from_query(query), attach=attach)
         pod, cname = check_exec(api, ctx, namespace, name, options)
     except errors.StatusError as e:
         return await request.respond(e.code, orjson.dumps(e.status()), "application/json")
