@@ -274,6 +274,38 @@ def test_explanation_records_filter_verdicts_and_weighted_scores():
     assert e.lines()[-1] == "chosen: b (1 tied)"
 
 
+def test_explanations_keep_only_the_latest_pods_and_build_on_read():
+    from k8semu.scheduler.framework import Explanations
+
+    nodes = [make_node("a")]
+    kept = Explanations(limit=2)
+    for name in ("p1", "p2", "p3"):
+        kept.record(name, Framework().schedule_one(make_pod(name, cpu="1"), Snapshot.of(nodes, []),
+                                                   random.Random(0)))
+    assert list(kept) == ["p2", "p3"]  # a scheduler running for days does not keep every pod's
+    assert kept["p3"].chosen == "a"
+
+
+def test_memos_across_cycles_keep_no_superseded_node_alive():
+    import gc
+
+    from k8semu.scheduler.types import NodeInfo, NodeMemo
+
+    def alive() -> int:
+        gc.collect()
+        return sum(1 for o in gc.get_objects() if isinstance(o, NodeInfo) and o.name == "memo-node")
+
+    memo = NodeMemo(keys=2)
+    cache = Cache()
+    cache.add_node(make_node("memo-node"))
+    for i in range(5):  # one cycle per new pod: each snapshot has a new NodeInfo for the node
+        cache.add_pod(make_pod(f"x{i}", cpu="1", node="memo-node"))
+        key = "first pod's requests" if i == 0 else "later pods' requests"
+        assert memo.map(key, [cache.snapshot().get("memo-node")], lambda ni: len(ni.pods)) == [i + 1]
+    # the one the cache and its latest snapshot share, not also the one the first key last saw
+    assert alive() == 1
+
+
 # --- queue ---------------------------------------------------------------------------------------------------
 
 def test_queue_pops_by_priority_then_arrival():

@@ -41,6 +41,7 @@ Two ways of turning objects into sets mirror SMD:
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import OrderedDict
 from typing import Any, Iterable, NamedTuple
@@ -437,20 +438,38 @@ def _to_fieldsv1(paths: Iterable[Path]) -> dict[str, Any]:
                 child = node[pe] = {}
             node = child
         node["."] = _LEAF
-    return _emit(root)
+    return _emit(root)[0]
 
 
 _LEAF: dict[str, Any] = {}
+# Equal subtrees of the documents _emit builds are one object: two pods' kubelet-owned status
+# sets differ only below f:podIPs / f:hostIPs, so a pod's own document is a handful of dicts
+# around subtrees (conditions, containerStatuses) that every such pod shares. A subtree is
+# named by a number that stands for its content: (path element, child's number, ...) -> number.
+_SUBTREES: OrderedDict[tuple[Any, ...], tuple[dict[str, Any], int]] = OrderedDict()
+_SUBTREE_NUMBERS = itertools.count(1)
+_EMPTY: tuple[dict[str, Any], int] = ({}, 0)  # the leaf "{}", one shared object
 
 
-def _emit(node: dict[str, Any]) -> dict[str, Any]:
-    """A tree node as FieldsV1: a member with nothing below it is ``{}``, one with children
-    keeps ``".": {}`` first."""
+def _emit(node: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """A tree node as FieldsV1 and the number of its content: a member with nothing below
+    it is ``{}``, one with children keeps ``".": {}`` first."""
     out: dict[str, Any] = {}
+    shape: list[Any] = []
     for pe in sorted(node):
         sub = node[pe]
-        out[pe] = _emit(sub) if len(sub) > 1 or (sub and "." not in sub) else {}
-    return out
+        doc, number = _emit(sub) if len(sub) > 1 or (sub and "." not in sub) else _EMPTY
+        out[pe] = doc
+        shape.append(pe)
+        shape.append(number)
+    key = tuple(shape)
+    hit = _SUBTREES.get(key)
+    if hit is None:
+        hit = (out, next(_SUBTREE_NUMBERS))
+        _SUBTREES[key] = hit
+        if len(_SUBTREES) > _MEMO_SIZE * 4:
+            _SUBTREES.popitem(last=False)
+    return hit
 
 
 def from_fieldsv1(doc: dict[str, Any]) -> FieldSet:

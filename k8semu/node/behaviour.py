@@ -4158,7 +4158,7 @@ class Run:
         self.nginx_worker = 7  # PID of nginx's first worker (see _nginx_notices)
         self.probe_output = ""  # the last exec probe's combined output (see probe())
         self.exported: set[str] = set()
-        self.rng = random.Random(_digest_int(f"{program.container_name}\0{program.image}"))
+        self._rng: random.Random | None = None  # see rng: 2.5 KB of state, rarely needed
         self.serving = False
         self.protocols: frozenset[str] = frozenset({"http", "tcp", "grpc"})
         self.http_fail_at: float | None = None
@@ -4179,6 +4179,13 @@ class Run:
 
     # ---------------------------------------------------------------- public API
 
+
+    @property
+    def rng(self) -> random.Random:
+        """The container's ``$RANDOM`` source, seeded by its name and image (made on first use)."""
+        if self._rng is None:
+            self._rng = random.Random(_digest_int(f"{self.program.container_name}\0{self.program.image}"))
+        return self._rng
     def next_event_time(self) -> float | None:
         """Virtual time of the next thing the program does, or None (runs until stopped, or exited)."""
         if self.exited is not None or not self._heap:

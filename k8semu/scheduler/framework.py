@@ -41,6 +41,7 @@ from __future__ import annotations
 import copy
 import enum
 import random
+from collections import OrderedDict
 from collections.abc import MutableMapping
 from itertools import repeat
 from operator import add, mul
@@ -599,16 +600,23 @@ class Explanations(MutableMapping):
     costs more than the scheduling cycle itself, and most are never looked at. Values
     are stored with :meth:`record` as the :class:`ScheduleResult` minus its cycle
     state (so no snapshot is kept alive) and turned into an Explanation on first read.
+    Only the latest ``limit`` pods' are kept (each is ~5 KB; a cluster schedules
+    pods without end, and ``explain-scheduling`` re-derives any decision from the log).
     """
 
-    def __init__(self) -> None:
-        self._data: dict[str, Any] = {}
+    def __init__(self, limit: int = 1024) -> None:
+        self._data: OrderedDict[str, Any] = OrderedDict()
+        self._limit = limit
 
     def record(self, key: str, result: ScheduleResult) -> None:
-        """Keep ``result``'s explanation under ``key`` (built lazily)."""
+        """Keep ``result``'s explanation under ``key`` (built lazily), dropping the
+        oldest kept one beyond ``limit``."""
         kept = copy.copy(result)
         kept.state = None
+        self._data.pop(key, None)
         self._data[key] = kept
+        if len(self._data) > self._limit:
+            self._data.popitem(last=False)
 
     def __getitem__(self, key: str) -> Explanation:
         v = self._data[key]

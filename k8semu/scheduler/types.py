@@ -32,6 +32,7 @@ changed. Quantities are parsed once per distinct string (``_amount``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import itertools
 from fractions import Fraction
 from operator import attrgetter
 from typing import Any, Mapping, Sequence, Union
@@ -303,6 +304,7 @@ class PodInfo:
     required_anti_affinity: tuple[AffinityTerm, ...]
     preferred_affinity: tuple[WeightedAffinityTerm, ...]
     preferred_anti_affinity: tuple[WeightedAffinityTerm, ...]
+    label_buckets: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, pod: Mapping[str, Any]) -> "PodInfo":
@@ -329,11 +331,13 @@ class PodInfo:
             return tuple(WeightedAffinityTerm(_affinity_term(w.get("podAffinityTerm") or {}, ns), int(w.get("weight", 0)))
                          for w in x.get("preferredDuringSchedulingIgnoredDuringExecution") or ())
 
-        return cls(pod=pod, key=pod_key(pod), namespace=ns, labels=meta.get("labels") or {},
+        labels = meta.get("labels") or {}
+        return cls(pod=pod, key=pod_key(pod), namespace=ns, labels=labels,
                    priority=pod_priority(pod), requests=Resource.from_list(exact),
                    non_zero_cpu=nz.get(CPU, 0), non_zero_memory=nz.get(MEMORY, 0),
                    host_ports=tuple(ports), required_affinity=req(pa), required_anti_affinity=req(paa),
-                   preferred_affinity=pref(pa), preferred_anti_affinity=pref(paa))
+                   preferred_affinity=pref(pa), preferred_anti_affinity=pref(paa),
+                   label_buckets=tuple(label_bucket(ns, k, v) for k, v in labels.items()))
 
     @property
     def has_affinity(self) -> bool:
@@ -355,6 +359,9 @@ def label_bucket(namespace: str, key: str, value: str) -> str:
     return f"{namespace}\x00{key}={value}"
 
 
+_SERIALS = itertools.count(1)
+
+
 class NodeInfo:
     """A node and the pods on it, with the sums plugins read (upstream ``framework.NodeInfo``).
 
@@ -368,6 +375,8 @@ class NodeInfo:
         used_ports: ``{(ip, protocol, port): count}``.
         images: ``{normalised image name: size bytes}`` from ``status.images``.
         generation: bumped on every change (the cache's snapshot bookkeeping).
+        serial: unique to this object among the process's NodeInfos (a clone gets a new
+            one): what memos across cycles key on, so they hold no NodeInfo alive.
         unschedulable: the node's ``spec.unschedulable``.
         free_cpu / free_memory / free_ephemeral_storage / free_pods: allocatable minus
             requested (millicores, bytes, bytes, pod slots), kept in step with the
@@ -377,10 +386,11 @@ class NodeInfo:
     __slots__ = ("node", "name", "pods", "requested", "non_zero_cpu", "non_zero_memory",
                  "allocatable", "used_ports", "images", "generation", "labels", "taints",
                  "unschedulable", "free_cpu", "free_memory", "free_ephemeral_storage", "free_pods",
-                 "_by_label")
+                 "_by_label", "serial")
 
     def __init__(self, name: str, node: Mapping[str, Any] | None = None) -> None:
         self.name = name
+        self.serial = next(_SERIALS)
         self.pods: list[PodInfo] = []
         self._by_label: dict[str, list[PodInfo]] | None = None
         self.requested = Resource()
@@ -441,9 +451,7 @@ class NodeInfo:
         if idx is None:
             idx = {}
             for p in self.pods:
-                ns = p.namespace
-                for k, v in p.labels.items():
-                    b = f"{ns}\x00{k}={v}"
+                for b in p.label_buckets:  # the pod's own strings: an index holds no new ones
                     bucket_pods = idx.get(b)
                     if bucket_pods is None:
                         idx[b] = [p]
@@ -485,6 +493,7 @@ class NodeInfo:
     def clone(self) -> "NodeInfo":
         """A copy whose pod list and sums can be changed independently."""
         c = NodeInfo.__new__(NodeInfo)
+        c.serial = next(_SERIALS)
         c.name, c.node = self.name, self.node
         c.pods = list(self.pods)
         c.requested = self.requested.copy()
@@ -504,6 +513,7 @@ class NodeInfo:
 
 
 _GENERATION = attrgetter("generation")
+_SERIAL = attrgetter("serial")
 
 
 class NodeMemo:
@@ -522,8 +532,10 @@ class NodeMemo:
     __slots__ = ("_by_key", "_keys")
 
     def __init__(self, keys: int = 8) -> None:
-        # key -> (value by NodeInfo, generation by NodeInfo, latest NodeInfo by node name)
-        self._by_key: dict[Any, tuple[dict[NodeInfo, Any], dict[NodeInfo, int], dict[str, NodeInfo]]] = {}
+        # key -> (value by serial, generation by serial, latest serial by node name); keyed
+        # by NodeInfo.serial, not the NodeInfo, so a memo keeps no superseded NodeInfo (with
+        # its pod list and label index) alive for a key not used since
+        self._by_key: dict[Any, tuple[dict[int, Any], dict[int, int], dict[str, int]]] = {}
         self._keys = keys
 
     def map(self, key: Any, nodes: list[NodeInfo], compute: Any) -> list[Any]:
@@ -535,11 +547,12 @@ class NodeMemo:
                 del self._by_key[next(iter(self._by_key))]
             entry = self._by_key[key] = ({}, {}, {})
         values, gens, latest = entry
-        out = list(map(values.get, nodes))
+        serials = list(map(_SERIAL, nodes))
+        out = list(map(values.get, serials))
         now = list(map(_GENERATION, nodes))
-        if list(map(gens.get, nodes, now)) != now:
+        if list(map(gens.get, serials, now)) != now:
             for i, ni in enumerate(nodes):
-                if gens.get(ni, ni.generation) != ni.generation:
+                if gens.get(ni.serial, ni.generation) != ni.generation:
                     out[i] = None
         i = -1
         try:
@@ -547,12 +560,13 @@ class NodeMemo:
                 i = out.index(None, i + 1)
                 ni = nodes[i]
                 v = out[i] = compute(ni)
+                serial = ni.serial
                 old = latest.get(ni.name)
-                if old is not None and old is not ni:
+                if old is not None and old != serial:
                     del values[old], gens[old]
-                latest[ni.name] = ni
-                values[ni] = v
-                gens[ni] = ni.generation
+                latest[ni.name] = serial
+                values[serial] = v
+                gens[serial] = ni.generation
         except ValueError:
             pass
         return out
