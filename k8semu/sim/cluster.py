@@ -128,5 +128,6 @@ class Cluster:
         return cls(log, int(log.header.get("seed", 0)), dict(log.header.get("cluster") or {}))
 
     def close(self) -> None:
-        """Flush and close the log file."""
+        """Flush and close the log file (which may write its snapshot first: see
+        :meth:`~k8semu.store.EventLog.close`)."""
         self.log.close()

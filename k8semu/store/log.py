@@ -27,6 +27,7 @@ from __future__ import annotations
 import gc
 import os
 from bisect import bisect_right
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -94,13 +95,20 @@ class FutureRevision(StoreError):
         self.current = current
 
 
-#: Resources whose live objects a file-backed log keeps as JSON bytes, decoding them when read:
+#: Resources whose live objects a log keeps only in its file (as JSON bytes without one), reading
+#: and decoding them when read:
 #: Events, which no controller watches and which outnumber every other object (a pod leaves ~6;
-#: 1,000 nodes x 30,000 pods left 192,000 of them live: 228 MiB of JSON, 1.3 GiB decoded). The
-#: API server skips most of them under a field selector without decoding (``describe``'s query).
+#: 1,000 nodes x 30,000 pods left 192,000 of them live: 228 MiB of JSON, 1.3 GiB decoded; their
+#: bytes alone were ~8 KB per pod). The API server skips most of them under a field selector
+#: without decoding (``describe``'s query): a read of ~1 KB from the file each.
 #: kube-apiserver, too, can keep Events apart (``--etcd-servers-overrides=/events#...``).
 COLD_RESOURCES = ("events", "events.events.k8s.io")
 _COLD_PREFIXES = tuple(f"/registry/{r}/" for r in COLD_RESOURCES)
+
+#: see :attr:`EventLog.snapshot_min_records`: at ~10-20 µs a line, the tail an open reads after a
+#: snapshot stays under ~0.4 s, and a command that writes little does not rewrite the snapshot
+SNAPSHOT_MIN_RECORDS = 20_000
+SNAPSHOT_MIN_BYTES = 32 << 20
 
 
 def resource_of(key: str) -> str:
@@ -193,8 +201,20 @@ class EventLog:
         self.torn_line: int | None = None
         #: session marks (``{"type":"SESSION",…}`` lines) in file order; see :meth:`mark`
         self.marks: list[dict[str, Any]] = []
+        #: the revision the snapshot this log was opened from covers (None: opened without one)
+        self.snapshot_revision: int | None = None
+        #: :meth:`close` writes a snapshot when at least this many records, or this many bytes,
+        #: of the file are not covered by the one it was opened from (see :meth:`write_snapshot`)
+        self.snapshot_min_records = SNAPSHOT_MIN_RECORDS
+        self.snapshot_min_bytes = SNAPSHOT_MIN_BYTES
+        # whether memory is what a full open of the file gives (a snapshot can be taken of it)
+        self._snapshot_ok = False
+        self._covered = (0, 0)  # (revision, bytes) of the file a snapshot covers
+        self._mark_revs: list[int] = []  # the revision before each non-record line of the file
+        self._lines = 1  # lines in the file (the header's included)
         if path is not None:
             self._writer = LogWriter(path, self.header, sync=sync, truncate_to=_truncate_to)
+            self._snapshot_ok = self._writer.created  # else the file holds what memory does not
         from .watch import WatchHub  # local import: watch depends on this module
 
         self._hub = WatchHub(self)
@@ -209,6 +229,7 @@ class EventLog:
         read_only: bool = False,
         verify: bool = False,
         on_decode: Callable[[dict[str, Any]], None] | None = None,
+        snapshot: bool = True,
     ) -> "EventLog":
         """Rebuild a log from its file; later writes append to the same file.
 
@@ -223,33 +244,65 @@ class EventLog:
         object decoded here before anyone else does (the API layer shares equal
         parts of objects through it).
 
+        With ``snapshot`` (the default, unless ``verify``), a snapshot of the file
+        (``<file>.snap``, :mod:`.snapshot`) that matches it stands for the prefix it
+        covers: only the lines after it are read, and the log is the same as a full
+        open's, except that a live object of that prefix is read from the file and
+        decoded (and given to ``on_decode``) when first used, so damage inside one
+        is reported then, as for a superseded one. A snapshot that does not match
+        the file is ignored. :attr:`snapshot_revision` says which revision it
+        covered. Reading never writes one; :meth:`close` does (see
+        :meth:`write_snapshot`).
+
         Raises:
             FileNotFoundError: no such file.
             LogFormatError: the file is damaged other than a torn last line.
         """
         reader = LogReader(path, verify=verify)
         log = cls(clock, None, reader.header)
+        start = None
+        if snapshot and not verify:
+            from . import snapshot as snapshots
+
+            reader.source.on_decode = on_decode  # for the live objects it leaves in the file
+            start = snapshots.load(reader, _COLD_PREFIXES)
         try:
-            log._replay(reader.entries(), on_decode)
+            log._replay(reader.entries(), on_decode, start)
         except _Damage as e:
             line = reader.line_of(e.revision) if e.revision else reader.line
             raise LogFormatError(reader.path, line, str(e)) from None
         if reader.torn is not None:
             log.torn_line = reader.torn[0]
+        log._mark_revs = reader._compact_after
+        log._lines = reader.line
+        if start is not None:
+            log.snapshot_revision = start.revision
+            log._covered = (start.revision, start.size)
         if not read_only:
             log._writer = LogWriter(
                 path, sync=sync, truncate_to=reader.good_size if reader.torn else None, source=reader.source
             )
+            log._snapshot_ok = True
         return log
 
-    def _replay(self, entries, on_decode: Callable[[dict[str, Any]], None] | None = None) -> None:
+    def _replay(self, entries, on_decode: Callable[[dict[str, Any]], None] | None = None, start=None) -> None:
         """Fold a file's entries into an empty log: the same state as :meth:`_apply`
         one by one, built with plain dicts and the garbage collector paused; the
-        history indexes are left to :meth:`_indexes`."""
+        history indexes are left to :meth:`_indexes`. ``start`` (a
+        :class:`~.snapshot.SnapshotStart`) is the state after the lines before
+        ``entries``: they continue it."""
         live: dict[str, Record] = {}
         actors: dict[str, str] = {}
         records = self._records
         compact = 0
+        base_revision = 0
+        if start is not None:
+            live = start.live
+            actors = {a: a for a in start.actors}
+            records = self._records = start.records
+            compact = start.compact
+            base_revision = start.revision
+            self.marks = start.marks
         enabled = gc.isenabled()
         gc.disable()
         try:
@@ -281,7 +334,8 @@ class EventLog:
                 records.append(rec)
             for rec in live.values():
                 if rec.key.startswith(_COLD_PREFIXES):
-                    continue  # bytes only, see COLD_RESOURCES
+                    rec.release()  # in the file only, see COLD_RESOURCES
+                    continue
                 if rec._obj is None:
                     rec._obj = _decode_object(rec)
                     if on_decode is not None:
@@ -300,7 +354,8 @@ class EventLog:
         self._by_resource = None
         self._last_change = None
         self._live = SortedDict(live)
-        self._revision = records[-1].revision if records else 0
+        # (with a snapshot whose last records were compacted away, the list can end before it)
+        self._revision = max(base_revision, records[-1].revision if records else 0)
         if compact:
             self._compact_memory(compact)
 
@@ -329,11 +384,81 @@ class EventLog:
         return self._history, self._by_resource
 
     def close(self) -> None:
-        """Flush and close the file (if any). Watches end."""
+        """Flush and close the file (if any). Watches end.
+
+        A read-write log whose file has at least :attr:`snapshot_min_records` records
+        or :attr:`snapshot_min_bytes` bytes that the snapshot it was opened from
+        does not cover writes a new snapshot first (:meth:`write_snapshot`), unless its
+        file name ends in ``.tmp`` (a temporary file that is renamed once written); one
+        that cannot be written is skipped (it is only a cache)."""
         if self._writer is not None:
-            self._writer.close()
-            self._writer = None
+            try:
+                if self._snapshot_due():
+                    try:
+                        self.write_snapshot()
+                    except (OSError, ValueError, TypeError, OverflowError):
+                        pass  # the log is whole without it; the next open reads it all
+            finally:
+                self._writer.close()
+                self._writer = None
         self._hub.close()
+
+    def _snapshot_due(self) -> bool:
+        if self._writer is None or not self._snapshot_ok:
+            return False
+        if self._writer.path.name.endswith(".tmp"):
+            return False  # a temporary file, renamed once written (replay --out, import): no sidecar left
+        rev, size = self._covered
+        return (self._revision - rev >= self.snapshot_min_records
+                or self._writer.size - size >= self.snapshot_min_bytes)
+
+    def write_snapshot(self) -> Path | None:
+        """Write the snapshot of the whole file now (``<file>.snap``, atomically; see
+        :mod:`.snapshot` and ``docs/log-format.md``), from memory: the records'
+        metadata and places in the file, which are live, and the marks (no objects:
+        an open from it reads each live object from the file when first used).
+        Costs about one pass over the records (~1 s a million).
+
+        Returns the snapshot's path, or None when this log cannot have one: no file,
+        read-only, a file that held lines this log did not read, a compaction kept
+        in memory only (``compact(persist=False)``), or a file whose length is not
+        what this log appended.
+
+        Raises:
+            OSError: the snapshot cannot be written (the log is unaffected).
+        """
+        import orjson
+
+        from . import snapshot as snapshots
+
+        w = self._writer
+        if w is None or not self._snapshot_ok:
+            return None
+        w.flush()
+        size = w.size
+        if os.stat(w.path).st_size != size:
+            return None
+        compact = self._compacted
+        records = self._records
+        if compact:
+            extras = [h[0] for h in self._indexes()[0].values() if h and h[0].revision <= compact]
+            if extras:
+                extras.sort(key=_rev)
+                records = extras + records
+        if records and set(map(attrgetter("_src"), records)) != {w.source}:
+            return None  # a record this log cannot locate in its file
+        data = snapshots.SnapshotData(
+            size=size, header_len=self._header_len(), lines=self._lines,
+            revision=self._revision, records=records, live=list(self._live.values()),
+            marks=orjson.loads(orjson.dumps(self.marks)), mark_revs=self._mark_revs, compact=compact,
+        )
+        path = snapshots.write(w.path, data, fsync=w.sync == "fsync")
+        self._covered = (self._revision, size)
+        return path
+
+    def _header_len(self) -> int:
+        with open(self._writer.path, "rb") as f:
+            return len(f.readline())
 
     @property
     def path(self) -> Path | None:
@@ -538,8 +663,8 @@ class EventLog:
         rec = Record(rev, self.clock(), type_, key, actor, 0, 0, obj, None)
         if self._writer is not None:
             self._writer.append(rec)  # durable before anyone can observe it
-            if not key.startswith(_COLD_PREFIXES):
-                rec.drop_bytes()  # the file has them
+            self._lines += 1
+            rec.drop_bytes()  # the file has them
         self._apply(rec)
         return rec
 
@@ -587,7 +712,7 @@ class EventLog:
         self._hub.push(rec, prev_values, values)
         self._hub.notify(rec.key)
         if rec.key.startswith(_COLD_PREFIXES):
-            rec.drop_object()  # see COLD_RESOURCES
+            rec.release()  # see COLD_RESOURCES
 
     def _index_live(self, rec: Record, prev_values: dict[str, str] | None, values: dict[str, str]) -> None:
         resource = resource_of(rec.key)
@@ -623,6 +748,10 @@ class EventLog:
         self._compact_memory(revision)
         if persist and self._writer is not None:
             self._writer.append_line({"type": "COMPACT", "rev": revision})
+            self._mark_revs.append(self._revision)
+            self._lines += 1
+        elif not persist:
+            self._snapshot_ok = False  # memory no longer is what opening the file gives
 
     def _compact_memory(self, revision: int) -> None:
         self._indexes()  # built from the full records before they are cut
@@ -654,6 +783,8 @@ class EventLog:
         self.marks.append(entry)
         if self._writer is not None:
             self._writer.append_line(entry)
+            self._mark_revs.append(self._revision)
+            self._lines += 1
 
     # ------------------------------------------------------------------ watch
     def watch(self, prefix: str, after: int | None = None, *, bookmarks: bool = False,

@@ -94,6 +94,8 @@ class LogWriter:
         if truncate_to is not None:
             self._f.truncate(truncate_to)
         self._pos = os.fstat(self._f.fileno()).st_size  # where the next line starts (O_APPEND)
+        #: whether this writer started the file (it was empty): then all of it was written here
+        self.created = self._pos == 0
         if self._pos == 0:
             hdr = {"format": FORMAT, "version": FORMAT_VERSION, **(header or {})}
             line = orjson.dumps(hdr) + b"\n"
@@ -129,6 +131,11 @@ class LogWriter:
 
     def flush(self) -> None:
         self._f.flush()
+
+    @property
+    def size(self) -> int:
+        """The file's length in bytes once everything appended is flushed (where the next line starts)."""
+        return self._pos
 
     def close(self) -> None:
         if not self._f.closed:
@@ -186,8 +193,28 @@ class LogReader:
             )
         self.header: dict[str, Any] = header
         self._body_start = len(first)
+        #: the header line's length in bytes (where the first record starts)
+        self.header_len = len(first)
         self.line = 1  # the line :meth:`entries` last yielded
-        self._compact_after: list[int] = []  # last record revision before each COMPACT line
+        self._start_line = 1  # the line before the first one :meth:`entries` reads
+        self._last_rev = 0  # the revision of the last record before it
+        self._compact_after: list[int] = []  # last record revision before each COMPACT/SESSION line
+
+    def resume(self, offset: int, line: int, last_rev: int, compact_after: list[int]) -> None:
+        """Make :meth:`entries` start at byte ``offset`` (the start of line ``line + 1``), a
+        prefix of the file that was read before (a snapshot's, :mod:`.snapshot`): ``last_rev``
+        is the revision of its last record (0: none) and ``compact_after`` what
+        :meth:`line_of` needs of it (the revision before each of its non-record lines).
+
+        Raises:
+            ValueError: ``offset`` is not inside the file as read, past the header.
+        """
+        if not self.header_len <= offset <= self.size:
+            raise ValueError(f"offset {offset} is outside {self.path} ({self.header_len}..{self.size})")
+        self._body_start = offset
+        self.line = self._start_line = line
+        self._last_rev = last_rev
+        self._compact_after = list(compact_after)
 
     def line_of(self, revision: int) -> int:
         """The file line of a record (header = line 1, COMPACT lines counted)."""
@@ -203,8 +230,8 @@ class LogReader:
         and ``version`` of each record are filled in by the caller (they depend on
         the key's history), here they are 0.
         """
-        line_no = 1
-        last_rev = 0
+        line_no = self._start_line
+        last_rev = self._last_rev
         size = self.size
         with open(self.path, "rb") as f:
             f.seek(self._body_start)

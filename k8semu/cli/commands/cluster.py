@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 
 from ...sim.cluster import Cluster
+from ...store.snapshot import snapshot_path
 from ...sim.config import ClusterConfig
 from ..durations import go_duration
 from ..output import die
@@ -61,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
         lock = lock_cluster(path)  # not while a command writes to it or serve serves it
         try:
             path.unlink()
+            snapshot_path(path).unlink(missing_ok=True)  # the log's snapshot sidecar goes with it
         finally:
             lock.release()
         print(f'cluster at "{path}" deleted')
