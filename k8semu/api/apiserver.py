@@ -45,7 +45,7 @@ from ..store import (
 )
 from . import errors, strategy
 from .auth import Attributes, UserInfo, admin
-from .meta import DEFAULT_EPOCH, format_time, new_uid, random_suffix
+from .meta import DEFAULT_EPOCH, format_time, new_uid, random_suffix, share_equal_parts
 from .resources import RESOURCES, ResourceInfo, lookup
 
 __all__ = ["APIServer", "RequestContext", "PATCH_TYPES", "WatchEvent"]
@@ -332,6 +332,7 @@ class APIServer:
         obj = self._track(None, obj, ctx, field_manager, "")
         if dry_run:
             return obj
+        share_equal_parts(obj, None)
         try:
             rec = self.log.create(key, obj, ctx.log_actor)
         except KeyExists:
@@ -727,6 +728,7 @@ class APIServer:
         if dry_run:
             # upstream's dry-run storage returns the would-be object with the current resourceVersion
             return _with_resource_version(obj, cur)
+        share_equal_parts(obj, old)
         try:
             rec = self.log.update(cur.key, obj, ctx.log_actor, expect_revision=cur.revision)
         except RevisionMismatch:

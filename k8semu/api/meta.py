@@ -8,7 +8,9 @@ Everything here is deterministic: times come from the cluster's virtual clock
 from __future__ import annotations
 
 import copy
+import functools
 import random
+from collections import OrderedDict
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -23,6 +25,7 @@ __all__ = [
     "random_suffix",
     "controller_of",
     "is_controlled_by",
+    "share_equal_parts",
 ]
 
 #: Wall-clock date that virtual time 0 maps to, unless the cluster config says otherwise.
@@ -34,7 +37,13 @@ _ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
 
 def format_time(epoch: datetime, t: float) -> str:
     """RFC 3339 in seconds, as metav1.Time serializes: ``2025-01-01T00:02:30Z``."""
-    return (epoch + timedelta(seconds=int(t))).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _format_seconds(epoch, int(t))
+
+
+@functools.lru_cache(maxsize=1024)
+def _format_seconds(epoch: datetime, seconds: int) -> str:
+    # the objects written in one virtual second share one string (and strftime runs once)
+    return (epoch + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def format_micro_time(epoch: datetime, t: float) -> str:
@@ -90,3 +99,71 @@ def copy_object(obj: Any) -> Any:
                                          | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_SUBCLASS))
     except TypeError:
         return copy.deepcopy(obj)
+
+
+# --------------------------------------------------------------------------- sharing equal parts
+
+# Equal parts of stored objects are one Python object: the pods of one ReplicaSet have equal
+# containers' resources, probes, tolerations, token volumes, labels and owner references (about
+# 5 KB of a pod's ~25 KB of dicts), and a status update leaves most of a pod as it was. Stored
+# objects are never changed in place, so sharing is invisible to readers.
+_SHARED_PARTS: OrderedDict[bytes, Any] = OrderedDict()
+_SHARED_PARTS_SIZE = 1 << 14
+_INTERNED_SECTIONS = ("metadata", "spec")
+
+
+def share_equal_parts(new: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
+    """Make parts of ``new`` (an object about to be stored, built for this write) the very
+    objects of equal parts stored already; returns ``new``, changed in place, equal to before.
+
+    On an update each subtree equal to the same subtree of ``old`` (the stored version)
+    becomes ``old``'s. On a create, the sub-objects of ``metadata`` and ``spec`` (down to
+    three levels) become those of a recently created object where equal (a bounded table
+    keyed by their JSON). ``managedFields`` documents are shared by
+    :mod:`~k8semu.api.fieldpath` already and are left alone.
+    """
+    if old is not None:
+        _adopt(new, old)
+        return new
+    for section in _INTERNED_SECTIONS:
+        part = new.get(section)
+        if type(part) is dict:
+            _intern_children(part, section.encode(), 3)
+    return new
+
+
+def _adopt(new: Any, old: Any) -> None:
+    pairs = new.items() if type(new) is dict else enumerate(new)
+    for k, v in list(pairs):
+        tv = type(v)
+        if tv is not dict and tv is not list:
+            continue
+        if type(old) is dict:
+            ov = old.get(k)
+        else:
+            ov = old[k] if k < len(old) else None
+        if ov is v or type(ov) is not tv:
+            continue
+        if v == ov and orjson.dumps(v) == orjson.dumps(ov):  # 1 == 1.0 == True, in JSON not
+            new[k] = ov
+        elif k != "managedFields":
+            _adopt(v, ov)
+
+
+def _intern_children(part: Any, path: bytes, depth: int) -> None:
+    pairs = part.items() if type(part) is dict else enumerate(part)
+    for k, v in list(pairs):
+        tv = type(v)
+        if (tv is not dict and tv is not list) or not v or k == "managedFields":
+            continue
+        sub = path + b"/" + (k.encode() if type(k) is str else b"[]")
+        key = sub + b"=" + orjson.dumps(v)
+        hit = _SHARED_PARTS.get(key)
+        if hit is not None:
+            part[k] = hit
+            continue
+        _SHARED_PARTS[key] = v
+        if len(_SHARED_PARTS) > _SHARED_PARTS_SIZE:
+            _SHARED_PARTS.popitem(last=False)
+        if depth > 1:
+            _intern_children(v, sub, depth - 1)

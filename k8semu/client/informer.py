@@ -15,6 +15,7 @@ dicts, never sets, so iteration order is deterministic.
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Callable, Iterable
 
 import trio
@@ -33,10 +34,11 @@ NAMESPACE_INDEX = "namespace"
 
 
 def meta_namespace_key(obj: Obj) -> str:
-    """``namespace/name`` or ``name`` for cluster-scoped objects."""
+    """``namespace/name`` or ``name`` for cluster-scoped objects (interned: the dozen
+    informers that cache one pod share its key string)."""
     meta = obj.get("metadata") or {}
     ns = meta.get("namespace")
-    return f"{ns}/{meta.get('name')}" if ns else meta.get("name", "")
+    return sys.intern(f"{ns}/{meta.get('name')}") if ns else meta.get("name", "")
 
 
 def split_key(key: str) -> tuple[str | None, str]:
