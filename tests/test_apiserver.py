@@ -87,6 +87,23 @@ def test_create_fills_metadata_and_defaults(api, cluster):
     assert api.get("deployments", "web", namespace="default") == d
 
 
+def test_stored_objects_share_equal_parts_without_changing_what_is_stored(api):
+    import orjson
+
+    from k8semu.api.meta import share_equal_parts
+
+    a = api.create("pods", pod("a", tolerations=[{"key": "k", "operator": "Exists"}]), namespace="default")
+    b = api.create("pods", pod("b", tolerations=[{"key": "k", "operator": "Exists"}]), namespace="default")
+    assert a["spec"]["tolerations"] is b["spec"]["tolerations"]  # one object for two pods (memory)
+    labelled = {**b, "metadata": {**b["metadata"], "labels": {"app": "x", "new": "1"}}}
+    c = api.update("pods", labelled, namespace="default")
+    assert c["spec"] is b["spec"] and c["metadata"]["labels"] == {"app": "x", "new": "1"}
+    # equal in Python is not equal in JSON: 1 == 1.0 == True must not be swapped for one another
+    new = {"spec": {"a": {"n": 1}, "b": [{"f": 1.0}]}, "status": {"ok": True}}
+    old = {"spec": {"a": {"n": True}, "b": [{"f": 1}]}, "status": {"ok": 1}}
+    assert orjson.dumps(share_equal_parts(new, old)) == b'{"spec":{"a":{"n":1},"b":[{"f":1.0}]},"status":{"ok":true}}'
+
+
 def test_same_seed_gives_same_uids_and_names():
     a, b = Cluster.create(seed=5), Cluster.create(seed=5)
     pa = a.api.create("pods", {**pod(), "metadata": {"generateName": "web-"}}, namespace="default")
