@@ -80,13 +80,22 @@ class Server:
                 self.proc.wait(5)
         return self.proc.returncode
 
-    def kubectl(self, *args: str, binary: str | None = None, timeout: float = 90, ok: bool = True,
-                env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    def argv(self, *args: str, binary: str | None = None) -> list[str]:
+        """A kubectl command line against this server (its own discovery cache per binary)."""
         exe = binary or KUBECTL
         cache = self.tmp / ("cache-" + Path(exe).name)
-        cmd = [exe, "--kubeconfig", str(self.kubeconfig), "--cache-dir", str(cache), *args]
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                             env={**os.environ, **(env or {})})
+        return [exe, "--kubeconfig", str(self.kubeconfig), "--cache-dir", str(cache), *args]
+
+    def write(self, name: str, text: str) -> str:
+        """A manifest file in this server's directory; returns its path."""
+        path = self.tmp / name
+        path.write_text(text)
+        return str(path)
+
+    def kubectl(self, *args: str, binary: str | None = None, timeout: float = 90, ok: bool = True,
+                env: dict[str, str] | None = None, input: str | None = None) -> subprocess.CompletedProcess:
+        out = subprocess.run(self.argv(*args, binary=binary), capture_output=True, text=True, timeout=timeout,
+                             env={**os.environ, **(env or {})}, input=input)
         if ok:
             assert out.returncode == 0, f"{' '.join(args)}: {out.stderr}"
         return out

@@ -9,23 +9,18 @@ always stopped (SIGINT, then killed by pid if it lingers). Skipped when no ``kub
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import signal
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
+from test_kubectl_e2e import KUBECTL, Server, _rows, _versioned
 
-KUBECTL = shutil.which("kubectl")
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not on the PATH")
 
 ROOT = Path(__file__).resolve().parents[1]
 WEB = str(ROOT / "manifests" / "web.yaml")
-SPEED = "20"
 NODEPORT = """apiVersion: v1
 kind: Service
 metadata: {name: np}
@@ -41,57 +36,6 @@ data: {a: "VALUE"}
 """
 
 
-def _versioned(minor: str) -> str | None:
-    if KUBECTL is None:
-        return None
-    path = Path(os.path.realpath(KUBECTL)).parent / f"kubectl.1.{minor}"
-    return str(path) if path.exists() else None
-
-
-class Server:
-    def __init__(self, tmp: Path) -> None:
-        self.tmp = tmp
-        self.kubeconfig = tmp / "kubeconfig"
-        cmd = [sys.executable, "-m", "k8semu.cli.main", "--cluster", str(tmp / "cluster.log"), "serve",
-               "--port", "0", "--speed", SPEED, "--kubeconfig", str(self.kubeconfig)]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp)
-        line: list[str] = []
-        reader = threading.Thread(target=lambda: line.append(self.proc.stdout.readline()), daemon=True)
-        reader.start()
-        reader.join(60)
-        if not line or not line[0].startswith("export KUBECONFIG="):
-            self.stop()
-            raise RuntimeError(f"k8semu serve did not start: {line} {self.proc.stderr.read()[-2000:]}")
-
-    def stop(self) -> int | None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()  # by pid: only the process this test started
-                self.proc.wait(5)
-        return self.proc.returncode
-
-    def argv(self, *args: str, binary: str | None = None) -> list[str]:
-        exe = binary or KUBECTL
-        cache = self.tmp / ("cache-" + Path(exe).name)
-        return [exe, "--kubeconfig", str(self.kubeconfig), "--cache-dir", str(cache), *args]
-
-    def kubectl(self, *args: str, binary: str | None = None, timeout: float = 60, ok: bool = True,
-                input: str | None = None) -> subprocess.CompletedProcess:
-        out = subprocess.run(self.argv(*args, binary=binary), capture_output=True, text=True, timeout=timeout,
-                             input=input)
-        if ok:
-            assert out.returncode == 0, f"{' '.join(args)}: {out.stderr}"
-        return out
-
-    def write(self, name: str, text: str) -> str:
-        path = self.tmp / name
-        path.write_text(text)
-        return str(path)
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     srv = Server(tmp_path_factory.mktemp("serve"))
@@ -100,10 +44,6 @@ def server(tmp_path_factory):
     finally:
         code = srv.stop()
         assert code == 0, srv.proc.stderr.read()[-2000:]
-
-
-def _rows(text: str) -> list[list[str]]:
-    return [re.split(r"\s{2,}", line.strip()) for line in text.strip().splitlines()]
 
 
 def test_patch_drops_an_unknown_field_with_a_warning(server):
@@ -186,7 +126,7 @@ def test_apply_kustomize_directory(server):
 
 @pytest.mark.parametrize("minor", ["", "29"])  # WebSocket v5 (1.33) and SPDY (1.29)
 def test_run_interactive_attaches_to_the_containers_shell(server, minor):
-    binary = _versioned(minor) if minor else None
+    binary = _versioned(f"1.{minor}") if minor else None
     if minor and binary is None:
         pytest.skip(f"kubectl.1.{minor} is not installed")
     name = f"dbg{minor or 'ws'}"
@@ -226,7 +166,7 @@ def test_attach_streams_what_the_container_writes_from_now_on(server):
 
 @pytest.mark.parametrize("minor", ["28", "30", "33"])
 def test_auth_whoami_per_client_version(server, minor):
-    binary = _versioned(minor)
+    binary = _versioned(f"1.{minor}")
     if binary is None:
         pytest.skip(f"kubectl.1.{minor} is not installed")
     rows = _rows(server.kubectl("auth", "whoami", binary=binary).stdout)
@@ -236,7 +176,7 @@ def test_auth_whoami_per_client_version(server, minor):
 
 def test_kubectl_127_whoami_finds_no_beta_api_as_on_a_real_133_cluster(server):
     """authentication.k8s.io v1alpha1 / v1beta1 are off by default upstream (1.33 serves only v1)."""
-    binary = _versioned("27")
+    binary = _versioned("1.27")
     if binary is None:
         pytest.skip("kubectl.1.27 is not installed")
     out = server.kubectl("auth", "whoami", binary=binary, ok=False)
