@@ -278,6 +278,8 @@ class EventLog:
         if start is not None:
             log.snapshot_revision = start.revision
             log._covered = (start.revision, start.size)
+            if not read_only:
+                log._load_live(reader)
         if not read_only:
             log._writer = LogWriter(
                 path, sync=sync, truncate_to=reader.good_size if reader.torn else None, source=reader.source
@@ -358,6 +360,20 @@ class EventLog:
         self._revision = max(base_revision, records[-1].revision if records else 0)
         if compact:
             self._compact_memory(compact)
+
+    def _load_live(self, reader: LogReader) -> None:
+        """Decode every live object a snapshot left in the file (not the cold ones, which a
+        full open does not decode either). A command that writes runs the components, which
+        read them all at once anyway; reading them here reports damage in one as a full open
+        does (:class:`LogFormatError` with its line), before the command writes anything.
+        """
+        for rec in self._live.values():
+            if rec.decoded or rec.key.startswith(_COLD_PREFIXES):
+                continue
+            try:
+                rec.object
+            except ValueError as e:
+                raise LogFormatError(reader.path, reader.line_of(rec.revision), f"damaged line: {e}") from None
 
     def _indexes(self) -> tuple[SortedDict, dict[str, list[Record]]]:
         """The per-key history and per-resource record lists, built from the records
