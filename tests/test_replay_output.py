@@ -107,6 +107,7 @@ def test_an_existing_file_is_kept_without_force(capsys, src, tmp_path, how):
     argv = _writers(src)[how]
     other = tmp_path / "other.log"
     other.write_bytes(b"precious\n")
+    (tmp_path / "other.log.snap").write_bytes(b"the replaced log's snapshot\n")
     code, out, err = k(capsys, *argv(src, other))
     assert code == 1 and one_line_error(err, f"{other} exists; pass --force to overwrite it"), err
     assert other.read_bytes() == b"precious\n"
@@ -114,6 +115,7 @@ def test_an_existing_file_is_kept_without_force(capsys, src, tmp_path, how):
     assert code == 0, err
     assert open_log(other).revision > 0
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
+    assert not (tmp_path / "other.log.snap").exists()  # it described the replaced file: no junk left
 
 
 @pytest.mark.parametrize("how", ["until", "fork"])

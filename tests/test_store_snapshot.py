@@ -10,6 +10,7 @@ import pytest
 
 import k8semu.store.log as store_log
 from k8semu.store import Compacted, EventLog, LogFormatError
+from k8semu.store.record import Record
 from k8semu.store import snapshot as snapshots
 from k8semu.store.snapshot import snapshot_path
 
@@ -438,5 +439,120 @@ def test_a_command_that_writes_finds_damage_the_snapshot_did_not_see(tmp_path, m
         EventLog.open(path, read_only=True, snapshot=False)
     with pytest.raises(LogFormatError) as e:
         EventLog.open(path)
-    assert e.value.line == full.value.line and "damaged" in e.value.what and f"({victim.key})" in e.value.what
+    assert e.value.line == full.value.line and "damaged" in e.value.what and victim.key in e.value.what
     assert path.read_bytes() == before
+
+
+def _slip_damage_past(path: Path, monkeypatch, at: int, byte: bytes) -> Record:
+    """Write ``path`` with a snapshot, then a same-length edit inside a live pod's object that
+    the (narrowed) fingerprint does not see; returns the damaged live record (as a full open has it)."""
+    monkeypatch.setattr(snapshots, "_spans", lambda size, header_len: [(0, header_len), (size - 1, size)])
+    log = new_log(path)
+    log.write_snapshot()
+    log.close()
+    victim = next(r for r in EventLog.open(path, read_only=True, snapshot=False)._live.values()
+                  if r.key.startswith("/registry/pods/"))
+    data = bytearray(path.read_bytes())
+    at += victim.location >> 32
+    data[at:at + 1] = byte
+    path.write_bytes(bytes(data))
+    assert EventLog.open(path, read_only=True).snapshot_revision is not None  # the edit slipped past
+    return victim
+
+
+@pytest.mark.parametrize("at, byte", [(1, b"["), (0, b"X")])  # not JSON / not even framed as an object
+def test_damage_found_through_a_snapshot_is_reported_as_a_full_open_reports_it(tmp_path, monkeypatch, at, byte):
+    """A read-write open from a snapshot says exactly what a full open says of a damaged live
+    object (file, line, message); a read-only one, which finds it when the object is first read,
+    names the file and the revision (``k8semu get`` prints that as its one-line error)."""
+    path = tmp_path / "cluster.log"
+    victim = _slip_damage_past(path, monkeypatch, at, byte)
+    before = path.read_bytes()
+    with pytest.raises(LogFormatError) as full:
+        EventLog.open(path, read_only=True, snapshot=False)
+    with pytest.raises(LogFormatError) as snap:
+        EventLog.open(path)
+    assert str(snap.value) == str(full.value)
+    ro = EventLog.open(path, read_only=True)
+    with pytest.raises(ValueError) as e:
+        ro.get(victim.key).object
+    assert str(e.value).startswith(f"{path}: event log revision {victim.revision} ({victim.key}): damaged object")
+    assert "\n" not in str(e.value)
+    assert path.read_bytes() == before
+
+
+def test_a_symlinked_log_shares_its_targets_snapshot(tmp_path):
+    """Opened by a symlink, a log's snapshot sits beside the file itself (as its lock does): one
+    cache whatever the name, and ``cluster delete`` of the file leaves no sidecar behind."""
+    from k8semu.cli.main import main
+
+    real = tmp_path / "real.log"
+    log = new_log(real)
+    log.close()
+    link = tmp_path / "link.log"
+    link.symlink_to(real)
+    assert snapshot_path(link) == snapshot_path(real) == tmp_path / "real.log.snap"
+    log = EventLog.open(link)
+    log.write_snapshot()
+    log.close()
+    assert not (tmp_path / "link.log.snap").exists() and snapshot_path(real).exists()
+    full, snap = both(real)
+    assert snap.snapshot_revision == full.revision and state(snap) == state(full)
+    assert EventLog.open(link, read_only=True).snapshot_revision == full.revision
+    assert main(["--cluster", str(real), "cluster", "delete"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.log", "real.log.lock"]
+
+
+def test_cluster_create_drops_a_snapshot_left_by_a_log_removed_by_hand(tmp_path):
+    from k8semu.cli.main import main
+
+    path = tmp_path / "cluster.log"
+    log = new_log(path)
+    log.write_snapshot()
+    log.close()
+    path.unlink()  # rm cluster.log: its snapshot stays
+    assert main(["--cluster", str(path), "cluster", "create", "--nodes", "1", "--bare"]) == 0
+    assert not snapshot_path(path).exists()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory"])
+def test_a_snapshot_path_that_is_no_regular_file_is_ignored(tmp_path, kind):
+    """A FIFO at ``<log>.snap`` made every open hang (reading it waits for a writer); a directory
+    there is not a snapshot either. Both are ignored, and a due writer closes without one, or
+    replaces the FIFO, leaving nothing else behind."""
+    import os
+
+    path = tmp_path / "cluster.log"
+    log = new_log(path)
+    log.close()
+    snap = snapshot_path(path)
+    os.mkfifo(snap) if kind == "fifo" else snap.mkdir()
+    full, opened = both(path)
+    assert opened.snapshot_revision is None and state(opened) == state(full)
+    log = EventLog.open(path)
+    log.snapshot_min_records = 0
+    log.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cluster.log", "cluster.log.snap"]
+    if kind == "fifo":
+        assert EventLog.open(path, read_only=True).snapshot_revision == full.revision
+
+
+def test_writing_a_snapshot_removes_those_a_killed_writer_left(tmp_path):
+    """``kill -9`` while a snapshot is written leaves ``<log>.snap.tmp<pid>``; the next one
+    written removes it (and leaves that of a process still alive)."""
+    import os
+    import subprocess
+
+    path = tmp_path / "cluster.log"
+    log = new_log(path)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    junk = tmp_path / f"cluster.log.snap.tmp{dead.pid}"
+    junk.write_bytes(b"half a snapshot")
+    alive = tmp_path / f"cluster.log.snap.tmp{os.getppid()}"
+    alive.write_bytes(b"being written")
+    other = tmp_path / "cluster.log.snap.tmpfoo"
+    other.write_bytes(b"not ours")
+    log.write_snapshot()
+    log.close()
+    assert not junk.exists() and alive.exists() and other.exists()

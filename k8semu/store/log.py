@@ -136,6 +136,27 @@ def _decode_object(rec: Record) -> dict[str, Any]:
     return obj
 
 
+def _damage_of(rec: Record, error: ValueError) -> str:
+    """What a full open says of ``rec``'s live object that failed to load from the file
+    (``error``), so that an open from a snapshot reports the same damage the same way."""
+    loc = rec.location
+    try:
+        fd = os.open(rec._src.path, os.O_RDONLY)
+        try:
+            raw = os.pread(fd, loc & 0xFFFFFFFF, loc >> 32)
+        finally:
+            os.close(fd)
+    except OSError:
+        return f"damaged line: {error}"
+    if raw[:1] != b"{" or raw[-1:] != b"}":
+        return "damaged line: obj is not a JSON object"  # as the reader's framing check says it
+    try:
+        _decode_object(Record(rec.revision, rec.time, rec.type, rec.key, rec.actor, 0, 0, None, raw))
+    except _Damage as e:
+        return str(e)
+    return f"damaged line: {error}"
+
+
 def _prefix_end(prefix: str) -> str:
     return prefix + "\U0010ffff"
 
@@ -373,7 +394,7 @@ class EventLog:
             try:
                 rec.object
             except ValueError as e:
-                raise LogFormatError(reader.path, reader.line_of(rec.revision), f"damaged line: {e}") from None
+                raise LogFormatError(reader.path, reader.line_of(rec.revision), _damage_of(rec, e)) from None
 
     def _indexes(self) -> tuple[SortedDict, dict[str, list[Record]]]:
         """The per-key history and per-resource record lists, built from the records
@@ -728,7 +749,7 @@ class EventLog:
         self._hub.push(rec, prev_values, values)
         self._hub.notify(rec.key)
         if rec.key.startswith(_COLD_PREFIXES):
-            rec.release()  # see COLD_RESOURCES
+            rec.retire()  # in the file only (see COLD_RESOURCES), but read back at once by its writer
 
     def _index_live(self, rec: Record, prev_values: dict[str, str] | None, values: dict[str, str]) -> None:
         resource = resource_of(rec.key)

@@ -212,13 +212,17 @@ class Record:
 
     def _load_pending(self) -> dict[str, Any]:
         """Load a pending object (see :meth:`pending`) and keep it."""
-        raw = self._src.read(self.revision, self._loc)
+        try:
+            raw = self._src.read(self.revision, self._loc)
+        except ValueError:  # not framed as an object: changed under the snapshot, or while open
+            raise ValueError(f"{self._where()}: damaged object: no JSON object at byte "
+                             f"{self._loc >> _LEN_BITS}") from None
         try:
             obj = orjson.loads(raw)
         except orjson.JSONDecodeError as e:
-            raise ValueError(f"event log revision {self.revision} ({self.key}): damaged object: {e}") from None
+            raise ValueError(f"{self._where()}: damaged object: {e}") from None
         if not isinstance(obj, dict):
-            raise ValueError(f"event log revision {self.revision} ({self.key}): object is not a JSON object")
+            raise ValueError(f"{self._where()}: object is not a JSON object")
         if self._src.on_decode is not None:
             self._src.on_decode(obj)
         self._obj = obj
@@ -237,7 +241,13 @@ class Record:
         try:
             return orjson.loads(self.raw())
         except orjson.JSONDecodeError as e:
-            raise ValueError(f"event log revision {self.revision} ({self.key}): damaged object: {e}") from None
+            raise ValueError(f"{self._where()}: damaged object: {e}") from None
+
+    def _where(self) -> str:
+        """``PATH: event log revision N (KEY)``: what an error about this record's object names
+        (the file, when it has one: a read-only command reports it as its one-line error)."""
+        what = f"event log revision {self.revision} ({self.key})"
+        return what if self._src is None else f"{self._src.path}: {what}"
 
     @property
     def mod_revision(self) -> int:
@@ -270,6 +280,16 @@ class Record:
             self._obj = self._raw = None
         elif self._raw is not None:
             self._obj = None
+
+    def retire(self) -> None:
+        """:meth:`release`, keeping the decoded object among the recently decoded ones (a
+        just-written record of a cold resource: its writer reads it back at once)."""
+        obj = self._obj
+        self.release()
+        if obj is not None and self._obj is None and obj is not _PENDING_OBJECT:
+            _RECENT[self] = obj
+            if len(_RECENT) > _RECENT_SIZE:
+                _RECENT.popitem(last=False)
 
     def drop_bytes(self) -> None:
         """Drop the JSON bytes if the file gives them back (the decoded object stays)."""

@@ -45,6 +45,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
+import stat
 import struct
 import sys
 import zlib
@@ -80,8 +81,11 @@ _END = 1 << 20  # the end of a longer prefix, fingerprinted whole
 
 
 def snapshot_path(log_path: str | os.PathLike[str]) -> Path:
-    """The snapshot file of a log: ``cluster.log`` -> ``cluster.log.snap``."""
-    return Path(os.fspath(log_path) + SUFFIX)
+    """The snapshot file of a log: ``cluster.log`` -> ``cluster.log.snap``; beside its target
+    for a symlink (as its lock file, ``cli.session.lock_path``): one cache per log file, whatever
+    name it is opened by, which ``cluster delete`` of the file removes with it."""
+    real = Path(os.path.realpath(log_path))
+    return real.with_name(real.name + SUFFIX)
 
 
 def _spans(size: int, header_len: int) -> list[tuple[int, int]]:
@@ -243,7 +247,33 @@ def write(log_path: str | os.PathLike[str], data: SnapshotData, *, fsync: bool =
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    _remove_dead_temporaries(path)
     return path
+
+
+def _remove_dead_temporaries(path: Path) -> None:
+    """Remove the temporary snapshots (``<snap>.tmp<pid>``) that a writer killed outright left
+    beside ``path`` (its process is gone): each is a whole snapshot's size of junk."""
+    prefix = f"{path.name}.tmp"
+    try:
+        names = [n for n in os.listdir(path.parent) if n.startswith(prefix) and n[len(prefix):].isdigit()]
+    except OSError:
+        return
+    for name in names:
+        pid = int(name[len(prefix):])
+        if pid == os.getpid():
+            continue
+        try:
+            os.kill(pid, 0)
+            continue  # alive (or not ours to signal): maybe writing it now
+        except ProcessLookupError:
+            pass
+        except (PermissionError, OverflowError):
+            continue
+        try:
+            os.unlink(path.parent / name)
+        except OSError:
+            pass
 
 
 def _positions(revs: array, recs: list[Record]) -> list[int]:
@@ -309,8 +339,18 @@ def load(reader: LogReader, cold_prefixes: tuple[str, ...] = ()) -> SnapshotStar
     """
     path = snapshot_path(reader.path)
     try:
-        f = open(path, "rb")
+        # not blocking: a FIFO (or a device) in its place must not hang the open; only a
+        # regular file can be a snapshot
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            return None
+        f = open(fd, "rb")
+    except OSError:
+        os.close(fd)
         return None
     try:
         with f, _collector_paused():

@@ -43,6 +43,7 @@ current CLI) are re-applied verbatim.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -54,6 +55,7 @@ import trio
 from ..store import EventLog, Record
 from ..store.logfile import LogWriter
 from ..store.record import ADDED, DELETED, MODIFIED
+from ..store.snapshot import snapshot_path
 from .history import diff_objects
 from .view import PointError
 
@@ -842,6 +844,8 @@ class atomic_output:
             except BaseException:
                 self.tmp.unlink(missing_ok=True)
                 raise
+            with contextlib.suppress(OSError):  # the replaced file's snapshot: junk now (always ignored)
+                snapshot_path(self.path).unlink(missing_ok=True)
         elif self.tmp.exists():
             self.tmp.unlink()
 

@@ -51,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             if path.exists():  # created while this waited for the lock
                 return die(f'a cluster already exists at "{path}"')
+            # a snapshot left by a log removed by hand caches another log: not this new one's
+            snapshot_path(path).unlink(missing_ok=True)
             Cluster.create(path, seed=args.seed, config=config, kubeadm_addons=not args.bare).close()
         finally:
             lock.release()
