@@ -4179,13 +4179,13 @@ class Run:
 
     # ---------------------------------------------------------------- public API
 
-
     @property
     def rng(self) -> random.Random:
         """The container's ``$RANDOM`` source, seeded by its name and image (made on first use)."""
         if self._rng is None:
             self._rng = random.Random(_digest_int(f"{self.program.container_name}\0{self.program.image}"))
         return self._rng
+
     def next_event_time(self) -> float | None:
         """Virtual time of the next thing the program does, or None (runs until stopped, or exited)."""
         if self.exited is not None or not self._heap:

@@ -31,8 +31,8 @@ changed. Quantities are parsed once per distinct string (``_amount``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 import itertools
+from dataclasses import dataclass, field
 from fractions import Fraction
 from operator import attrgetter
 from typing import Any, Mapping, Sequence, Union
