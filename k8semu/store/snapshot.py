@@ -24,16 +24,16 @@ never touches the log.
 File layout: :data:`MAGIC`, then sections, each ``<u64 length><u32 crc32>``
 (little-endian) and a payload of that length:
 
-0. meta, JSON: ``{"format": "k8semu-snapshot", "version": 1, "byteorder":
+0. meta, JSON: ``{"format": "k8semu-snapshot", "version": 2, "byteorder":
    "little", "itemsizes": {…}, "log_format": 1, "size": <bytes covered>,
    "header_len": …, "fingerprint": <40 hex digits>, "lines": <lines
    covered>, "revision": <last revision covered>, "records": <entries in the
    record table>}``;
 1. tables, JSON: ``[keys, actors, marks, mark_revs, compact]``;
-2. to 10. the record table, one section per column, the array's bytes in the
+2. to 11. the record table, one section per column, the array's bytes in the
    machine's order: ``revs`` q, ``times`` d, ``types`` B, ``keys`` I,
-   ``actors`` I, ``create_revisions`` q, ``versions`` q, ``locations`` q
-   (``offset << 32 | length`` of the object in the log), then the live
+   ``actors`` I, ``create_revisions`` q, ``versions`` q, ``offsets`` q and
+   ``lengths`` I (where the object is in the log), then the live
    records' indexes into it (``live`` I, in key order).
 
 Its bytes are a function of the log alone: no wall clock, nothing of the
@@ -53,25 +53,25 @@ from array import array
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import repeat
-from operator import attrgetter
+from operator import and_, attrgetter, lshift, or_, rshift
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Iterable, Iterator
 
 import orjson
 
 from .logfile import FORMAT_VERSION, LogReader
-from .record import ADDED, DELETED, MODIFIED, Record
+from .record import _LEN_BITS, _LEN_MASK, ADDED, DELETED, MODIFIED, Record
 
 __all__ = ["SUFFIX", "MAGIC", "VERSION", "SnapshotData", "SnapshotStart", "snapshot_path", "write", "load"]
 
 SUFFIX = ".snap"
 MAGIC = b"k8semu-snapshot\n"
-VERSION = 1
+VERSION = 2  # 2: object offsets and lengths in two columns (offset << 32 overflowed beyond 2 GiB)
 _SECTION = struct.Struct("<QI")  # payload length, crc32 of the payload
 _TYPES = (ADDED, MODIFIED, DELETED)
 _TYPE_CODE = {t: i for i, t in enumerate(_TYPES)}
 _COLUMNS = (("revs", "q"), ("times", "d"), ("types", "B"), ("keys", "I"), ("actors", "I"),
-            ("create_revisions", "q"), ("versions", "q"), ("locations", "q"), ("live", "I"))
+            ("create_revisions", "q"), ("versions", "q"), ("offsets", "q"), ("lengths", "I"), ("live", "I"))
 _ITEMSIZES = {code: array(code).itemsize for _, code in _COLUMNS}
 #: a prefix up to this size is fingerprinted whole; a longer one by samples
 _FULL_CHECK = 8 << 20
@@ -228,7 +228,7 @@ def write(log_path: str | os.PathLike[str], data: SnapshotData, *, fsync: bool =
         "actors": actor_ix,
         "create_revisions": array("q", map(attrgetter("create_revision"), recs)),
         "versions": array("q", map(attrgetter("version"), recs)),
-        "locations": array("q", map(attrgetter("_loc"), recs)),
+        **dict(zip(("offsets", "lengths"), location_columns(map(attrgetter("location"), recs)))),
         "live": array("I", _positions(revs, data.live)),
     }
     tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
@@ -274,6 +274,20 @@ def _remove_dead_temporaries(path: Path) -> None:
             os.unlink(path.parent / name)
         except OSError:
             pass
+
+
+def location_columns(locs: Iterable[int]) -> tuple[array, array]:
+    """Records' locations (``offset << 32 | length``, :attr:`Record.location`) as the
+    ``offsets`` (i64) and ``lengths`` (u32) columns: one column of locations overflows a
+    64-bit integer for objects past 2 GiB of the log (a 150,000-pod log is 3.7 GB)."""
+    locs = list(locs)
+    return (array("q", map(rshift, locs, repeat(_LEN_BITS))),
+            array("I", map(and_, locs, repeat(_LEN_MASK))))
+
+
+def locations(offsets: Iterable[int], lengths: Iterable[int]) -> Iterator[int]:
+    """The inverse of :func:`location_columns`: the records' locations, lazily."""
+    return map(or_, map(lshift, offsets, repeat(_LEN_BITS)), lengths)
 
 
 def _positions(revs: array, recs: list[Record]) -> list[int]:
@@ -378,7 +392,7 @@ def load(reader: LogReader, cold_prefixes: tuple[str, ...] = ()) -> SnapshotStar
                 col = columns[name] = array(code)
                 col.frombytes(_read_section(f))
             n = meta["records"]
-            if any(len(columns[name]) != n for name, _ in _COLUMNS[:8]):
+            if any(len(columns[name]) != n for name, _ in _COLUMNS[:-1]):
                 return None
             revs = columns["revs"]
             if (n and revs[-1] > meta["revision"]) or meta["lines"] < 1 + len(mark_revs):
@@ -387,7 +401,8 @@ def load(reader: LogReader, cold_prefixes: tuple[str, ...] = ()) -> SnapshotStar
                 Record, revs, columns["times"], map(_TYPES.__getitem__, columns["types"]),
                 map(keys.__getitem__, columns["keys"]), map(actors.__getitem__, columns["actors"]),
                 columns["create_revisions"], columns["versions"], repeat(None), repeat(None),
-                repeat(reader.source), columns["locations"],
+                repeat(reader.source),
+                locations(columns["offsets"], columns["lengths"]),
             ))
             live: dict[str, Record] = {}
             for i in columns["live"]:
