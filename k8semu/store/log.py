@@ -143,17 +143,12 @@ def _decode_object(rec: Record) -> dict[str, Any]:
 def _damage_of(rec: Record, error: ValueError) -> str:
     """What a full open says of ``rec``'s live object that failed to load from the file
     (``error``), so that an open from a snapshot reports the same damage the same way."""
-    loc = rec.location
     try:
-        fd = os.open(rec._src.path, os.O_RDONLY)
-        try:
-            raw = os.pread(fd, loc & 0xFFFFFFFF, loc >> 32)
-        finally:
-            os.close(fd)
+        raw = rec._src.read(rec.revision, rec.location)
+    except ValueError:
+        return "damaged line: obj is not a JSON object"  # as the reader's framing check says it
     except OSError:
         return f"damaged line: {error}"
-    if raw[:1] != b"{" or raw[-1:] != b"}":
-        return "damaged line: obj is not a JSON object"  # as the reader's framing check says it
     try:
         _decode_object(Record(rec.revision, rec.time, rec.type, rec.key, rec.actor, 0, 0, None, raw))
     except _Damage as e:
@@ -722,14 +717,15 @@ class EventLog:
     def _snapshot_while_writing(self) -> None:
         """Write a snapshot mid-run when :attr:`snapshot_every_records` records (or a quarter
         of the log) are not covered; a failed write is skipped, as at :meth:`close`."""
-        covered = self._covered[0]
-        every = max(self.snapshot_every_records, covered // 4)
-        if self._revision - covered >= every and self._snapshot_possible():
+        def interval() -> int:
+            return max(self.snapshot_every_records, self._covered[0] // 4, 1)
+
+        if self._revision - self._covered[0] >= interval() and self._snapshot_possible():
             try:
                 self.write_snapshot()
             except (OSError, ValueError, TypeError, OverflowError):
                 pass  # only a cache: the next open reads what it does not cover
-        self._next_snapshot_check = self._revision + max(self.snapshot_every_records, self._covered[0] // 4, 1)
+        self._next_snapshot_check = self._revision + interval()
 
     def _apply(self, rec: Record) -> None:
         """Fold one record into the in-memory state (used by writes and by replay)."""
