@@ -260,3 +260,12 @@ def test_apply_creates_a_namespace_and_what_goes_in_it_from_one_file(k, tmp_path
     assert out[:2] == ["namespace/team created", "configmap/cfg created"]
     assert err == [f'Error from server (NotFound): error when creating "{f}": namespaces "nope" not found']
     assert k("get", "configmap", "cfg", "-n", "team", "-o", "name")[1] == ["configmap/cfg"]
+
+
+def test_apply_dry_run_lines_are_kubectls(k, tmp_path):
+    cm = tmp_path / "cm.yaml"
+    cm.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dry}\ndata: {a: b}\n")
+    rc, out, _ = k("apply", "-f", str(cm), "--dry-run=client")
+    assert rc == 0 and out[0] == "configmap/dry created (dry run)"  # kubectl: not "(client dry run)"
+    rc, out, _ = k("apply", "-f", str(cm), "--dry-run=server")
+    assert rc == 0 and out[0] == "configmap/dry created (server dry run)"

@@ -7,7 +7,7 @@ import sys
 from ..api.errors import StatusError
 from ..api.resources import ResourceInfo
 
-__all__ = ["die", "server_error", "display_name"]
+__all__ = ["die", "server_error", "display_name", "dry_run_suffix"]
 
 
 def die(msg: str, code: int = 1) -> int:
@@ -41,3 +41,9 @@ def display_name(info: ResourceInfo, name: str) -> str:
     """``deployment.apps/web``, ``service/web`` (kubectl's resource/name form)."""
     kind = info.kind.lower()
     return f"{kind}.{info.group}/{name}" if info.group else f"{kind}/{name}"
+
+
+def dry_run_suffix(dry_run: str | None) -> str:
+    """What kubectl appends to an object's line under ``--dry-run``: ``" (dry run)"`` for
+    ``client``, ``" (server dry run)"`` for ``server``, nothing otherwise."""
+    return {"client": " (dry run)", "server": " (server dry run)"}.get(dry_run or "", "")

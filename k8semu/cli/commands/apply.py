@@ -37,7 +37,7 @@ from ...api.apiserver import APPLY_PATCH, STRATEGIC_MERGE_PATCH
 from ...api.manifest import ManifestError, resource_for
 from ...api.patch import create_three_way_merge_patch
 from ..durations import parse_duration
-from ..output import die, display_name, server_error
+from ..output import die, display_name, dry_run_suffix, server_error
 from ..session import open_cluster, run_session
 from ..summary import summarize
 from ..validate import add_validate_flag, field_validation, load, unknown_field_warnings
@@ -185,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
     cluster = open_cluster(args, create=True)
     t0 = cluster.time
     dry = args.dry_run != "none"
-    suffix = f" ({args.dry_run} dry run)" if dry else ""
+    suffix = dry_run_suffix(args.dry_run) if dry else ""
     failed = 0
     applied: list[tuple[Any, str | None, str]] = []
 

@@ -39,7 +39,7 @@ from ...api import errors
 from ...api.manifest import ManifestError, resource_for
 from ...api.meta import random_suffix
 from ...api.resources import by_kind
-from ..output import die, display_name, server_error
+from ..output import die, display_name, dry_run_suffix, server_error
 from ..parser import CommandParser
 from ..targets import add_run_flags, run_write
 from ..validate import add_validate_flag, field_validation, load, unknown_field_warnings
@@ -324,7 +324,7 @@ def run(args: argparse.Namespace) -> int:
             docs.extend(load(f, recursive=args.recursive, directive=validation))
     except ManifestError as e:
         return die(str(e))
-    suffix = {"client": " (dry run)", "server": " (server dry run)"}.get(dry_run, "")
+    suffix = dry_run_suffix(dry_run)
     failures: list[str] = []
 
     async def body(cluster, rt) -> None:

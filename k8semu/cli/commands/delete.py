@@ -29,7 +29,7 @@ import sys
 from ...api import errors
 from ...timeline.rerun import ClientWaits
 from ..durations import parse_duration
-from ..output import die, server_error
+from ..output import die, dry_run_suffix, server_error
 from ..targets import Target, add_run_flags, add_target_flags, resolve_args, run_write
 
 #: kubectl's ``--timeout=0`` means "a week"; a session stops waiting after this many virtual seconds.
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     if ignore_nf is None:
         ignore_nf = bool(args.select_all or args.selector)
     dry = args.dry_run
-    suffix = {"client": " (dry run)", "server": " (server dry run)"}.get(dry, "")
+    suffix = dry_run_suffix(dry)
     verb = "force deleted" if grace == 0 else "deleted"
     failures: list[str] = []
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from ...api import errors
 from ...api.apiserver import MERGE_PATCH
-from ..output import display_name, server_error
+from ..output import display_name, dry_run_suffix, server_error
 from ..targets import TargetError, add_run_flags, add_target_flags, resolve_args, run_write
 
 CHANGE_CAUSE = "kubernetes.io/change-cause"
@@ -104,7 +104,7 @@ def run_meta(args: argparse.Namespace, verb: str) -> int:
     positional, pairs = split_resources_and_pairs(args.resources, pair_type)
     add, remove = parse_changes(pairs, pair_type)
     dry = args.dry_run
-    suffix = {"client": " (dry run)", "server": " (server dry run)"}.get(dry, "")
+    suffix = dry_run_suffix(dry)
     failures: list[str] = []
 
     async def body(cluster, rt) -> None:

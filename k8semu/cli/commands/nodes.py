@@ -17,7 +17,7 @@ from typing import Any
 
 from ...api import errors
 from ...api.apiserver import STRATEGIC_MERGE_PATCH
-from ..output import server_error
+from ..output import dry_run_suffix, server_error
 from ..targets import Target, TargetError, add_run_flags, resolve, resource_type, run_write
 
 __all__ = ["register", "cordon", "node_targets"]
@@ -65,7 +65,7 @@ def cordon(api: Any, name: str, desired: bool, *, dry_run: str = "none") -> str:
     """
     node = api.get("nodes", name)
     word = "cordoned" if desired else "uncordoned"
-    suffix = {"client": " (dry run)", "server": " (server dry run)"}.get(dry_run, "")
+    suffix = dry_run_suffix(dry_run)
     if bool((node.get("spec") or {}).get("unschedulable")) == desired:
         return f"node/{name} already {word}{suffix}"
     if dry_run != "client":

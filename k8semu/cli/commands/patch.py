@@ -17,7 +17,7 @@ from typing import Any
 
 from ...api import errors
 from ...api.apiserver import JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
-from ..output import die, display_name, server_error
+from ..output import die, display_name, dry_run_suffix, server_error
 from ..targets import add_run_flags, add_target_flags, resolve_args, run_write
 
 FIELD_MANAGER = "kubectl-patch"
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     doc = parse_patch(text)
     patch_type = PATCH_TYPES[args.type]
     dry = args.dry_run
-    suffix = {"client": " (dry run)", "server": " (server dry run)"}.get(dry, "")
+    suffix = dry_run_suffix(dry)
     failures: list[str] = []
 
     async def body(cluster, rt) -> None:

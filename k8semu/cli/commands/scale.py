@@ -15,7 +15,7 @@ import argparse
 import sys
 
 from ...api import errors
-from ..output import display_name, server_error
+from ..output import display_name, dry_run_suffix, server_error
 from ..targets import add_run_flags, add_target_flags, resolve_args, run_write
 
 FIELD_MANAGER = "kubectl-scale"
@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     dry = args.dry_run
-    suffix = {"client": " (dry run)", "server": " (server dry run)"}.get(dry, "")
+    suffix = dry_run_suffix(dry)
     failures: list[str] = []
 
     async def body(cluster, rt) -> None:

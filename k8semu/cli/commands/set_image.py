@@ -20,7 +20,7 @@ from typing import Any
 from ...api import errors
 from ...api.apiserver import STRATEGIC_MERGE_PATCH
 from ...api.patch import create_two_way_merge_patch
-from ..output import display_name, server_error
+from ..output import display_name, dry_run_suffix, server_error
 from ..targets import add_run_flags, add_target_flags, resolve_args, run_write
 from .label import split_resources_and_pairs
 
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     images = dict(p.split("=", 1) for p in pairs if "=" in p)
     dry = args.dry_run
-    suffix = {"client": " (dry run)", "server": " (server dry run)"}.get(dry, "")
+    suffix = dry_run_suffix(dry)
     failures: list[str] = []
 
     async def body(cluster, rt) -> None:
