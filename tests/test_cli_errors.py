@@ -187,3 +187,61 @@ def test_apply_retrieve_and_patch_failures_name_the_object_as_kubectl(tmp_path):
     with pytest.raises(ApplyError) as got:
         apply_one(_RefusingAPI("patch"), info, obj, "default", server_side=True, force=False, dry=False)
     assert got.value.context("web.yaml") == ""
+
+
+# --------------------------------------------------------------------------- failed commands change nothing
+
+@pytest.mark.parametrize("argv, err", [
+    (["delete", "pod", "nope"], 'Error from server (NotFound): pods "nope" not found'),
+    (["delete", "-f", "missing.yaml"], 'error: the path "missing.yaml" does not exist'),
+    (["replace", "-f", "missing.yaml"], 'error: the path "missing.yaml" does not exist'),
+    (["scale", "deployment", "nope", "--replicas=2"], 'Error from server (NotFound): deployments.apps "nope" not found'),
+    (["rollout", "status", "deployment/nope"], 'Error from server (NotFound): deployments.apps "nope" not found'),
+    (["rollout", "restart", "deployment/nope"], 'Error from server (NotFound): deployments.apps "nope" not found'),
+    (["label", "pod", "nope", "a=b"], 'Error from server (NotFound): pods "nope" not found'),
+    (["set", "image", "deployment/nope", "x=y"], 'Error from server (NotFound): deployments.apps "nope" not found'),
+    (["taint", "node", "nope", "a=b:NoSchedule"], 'Error from server (NotFound): nodes "nope" not found'),
+    (["create", "deployment", "web", "--image=nginx"],
+     'Error from server (AlreadyExists): deployments.apps "web" already exists'),
+    (["node", "stop", "nope"], 'Error from server (NotFound): nodes "nope" not found'),
+])
+def test_a_command_that_fails_at_once_leaves_the_log_byte_for_byte(k, argv, err):
+    # as on a real cluster, a refused request changes nothing: no session, no time passing
+    before = k.path.read_bytes()
+    rc, _, lines = k(*argv)
+    assert rc == 1 and lines[-1] == err
+    assert k.path.read_bytes() == before
+
+
+@pytest.mark.parametrize("argv, out", [
+    (["scale", "deployment", "web", "--replicas=5", "--dry-run=server"], "deployment.apps/web scaled (server dry run)"),
+    (["delete", "deployment", "web", "--dry-run=client"], 'deployment.apps "web" deleted (dry run)'),
+    (["apply", "-f", WEB, "--dry-run=server"], "deployment.apps/web unchanged (server dry run)"),
+    (["label", "deployment", "web", "a=b", "--dry-run=client"], "deployment.apps/web labeled (dry run)"),
+])
+def test_a_dry_run_leaves_the_log_byte_for_byte(k, argv, out):
+    before = k.path.read_bytes()
+    rc, lines, _ = k(*argv)
+    assert rc == 0 and lines[0] == out
+    assert k.path.read_bytes() == before
+
+
+def test_a_partly_failed_command_keeps_what_succeeded(k):
+    before = k.path.stat().st_size
+    rc, out, err = k("label", "deployment", "web", "nope", "tier=x")
+    assert rc == 1 and out == ["deployment.apps/web labeled"]
+    assert err == ['Error from server (NotFound): deployments.apps "nope" not found']
+    assert k.path.stat().st_size > before
+    assert k.objects("deployments")[0]["metadata"]["labels"]["tier"] == "x"
+
+
+def test_a_damaged_last_line_is_an_error_not_a_torn_append(k):
+    # a torn append has no newline yet; a whole line that does not parse was damaged
+    data = k.path.read_bytes()
+    k.path.write_bytes(data + b"\x00\xff garbage\n")
+    line = data.count(b"\n") + 1
+    assert k("get", "pods") == (1, [], [f"error: cannot read the cluster log: {k.path}:{line}: damaged line: "
+                                        "not UTF-8 text"])
+    k.path.write_bytes(data + b'{"rev": 1,\n')
+    assert k("get", "pods")[2] == [f"error: cannot read the cluster log: {k.path}:{line}: damaged line: "
+                                   "not JSON (unexpected end of data at column 11)"]

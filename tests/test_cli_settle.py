@@ -236,3 +236,28 @@ def test_deleting_a_node_runs_a_session_until_podgc_removes_its_pods_after_40s(k
     rc, out, _ = k("get", "pods", "-o", "wide")
     assert rc == 0 and len(out) == 3 and not any(line.split()[6] == "node-2" for line in out[1:]), out
     assert not {line.split()[0] for line in out[1:]} & set(on_node_2)
+
+
+def test_the_next_command_starts_where_the_last_one_left_virtual_time(k):
+    """A run that ends quiet (no record at its last instant) still moved the clock: the next command
+    goes on from there, it does not repeat the last second (``advance`` said "virtual time is now …")."""
+    from k8semu.timeline import open_log
+
+    rc, out, _ = k("advance", "95s")
+    assert rc == 0
+    k("scale", "deployment", "web", "--replicas=3")
+    log = open_log(k.path)
+    try:
+        marks = [m for m in log.marks if m.get("event") in ("start", "end")]
+    finally:
+        log.close()
+    advanced_end, scale_start = marks[-3], marks[-2]
+    assert advanced_end["event"] == "end" and scale_start["event"] == "start"
+    assert scale_start["t"] == advanced_end["t"]
+    assert out[0].endswith(f"virtual time is now {_go(advanced_end['t'])} (revision {advanced_end['rev']})")
+
+
+def _go(seconds: float) -> str:
+    from k8semu.cli.durations import go_duration
+
+    return go_duration(seconds)

@@ -58,7 +58,7 @@ from ..sim.cluster import DEFAULT_CLUSTER_PATH, Cluster
 from ..sim.runtime import Runtime, run_cluster
 
 __all__ = ["cluster_path", "open_cluster", "open_cluster_at", "run_session", "still_changing",
-           "SETTLE_LIMIT", "SETTLE_HORIZON", "lock_cluster", "lock_path", "lock_holder", "ClusterLock",
+           "SETTLE_LIMIT", "SETTLE_HORIZON", "WAIT_LIMIT", "lock_cluster", "lock_path", "lock_holder", "ClusterLock",
            "ClusterBusy", "SessionInterrupted"]
 
 T = TypeVar("T")
@@ -68,6 +68,9 @@ SETTLE_LIMIT = 600.0
 #: Settled = no component has real work due within this many virtual seconds
 #: (:meth:`k8semu.sim.runtime.Runtime.settle`'s horizon).
 SETTLE_HORIZON = 30.0
+#: kubectl's ``--timeout=0`` (delete, drain, rollout status) waits forever; a session stops
+#: waiting after this many virtual seconds, saying ``timed out waiting for the condition``.
+WAIT_LIMIT = 3600.0
 #: At most this many lines of "still changing" in the not-settled warning.
 _CHANGING_SHOWN = 8
 #: Writes that are a living cluster's pulse, not a change: leases, events, a kubelet's own Node status.
@@ -203,11 +206,23 @@ def run_session(
     settle: bool = True,
     run_for: float | None = None,
     limit: float = SETTLE_LIMIT,
+    discard: bool = False,
+    failed: Callable[[], bool] | None = None,
 ) -> tuple[T, bool]:
     """Run ``body(runtime)`` with every component running, then settle (or run ``run_for`` seconds).
 
     When settling runs out of ``limit``, a warning on stderr says so and what
     is still changing (:func:`still_changing`); the exit code is the command's.
+
+    A session that changed nothing leaves the file byte for byte as it was
+    (:meth:`~k8semu.store.EventLog.rollback`: its marks and whatever the
+    components wrote meanwhile are cut off, and the log is closed): one with
+    ``discard`` (a dry run); and one whose body failed — raised, or returned
+    with ``failed()`` true — at the virtual instant it started, before any
+    request of the user's succeeded (``delete pod nope``, ``scale
+    deployment/nope``, ``delete -f missing.yaml``), as such a kubectl command
+    changes nothing on a real cluster. A body that failed after waiting keeps
+    its session: the cluster's time passed.
 
     Returns:
         ``(body's result, settled)`` — ``settled`` is False when ``limit`` ran
@@ -238,13 +253,28 @@ def run_session(
     cluster.sessions_run = getattr(cluster, "sessions_run", 0) + 1
     changing: list[str] = []
     stopper = _StopOnSignal(cluster.clock)
+    savepoint = log.savepoint()
+    started_at = cluster.time
+    user_writes = _UserWrites(log)
+    outcome: dict[str, Any] = {}
+
+    def changed_nothing() -> bool:
+        return not user_writes.count and outcome.get("failed_at") == started_at
 
     async def main(rt: Runtime) -> tuple[T | None, bool, bool]:
         stopper.token = trio.lowlevel.current_trio_token()
         with trio.CancelScope() as scope:
             stopper.scope = scope
-            result = await body(rt)
+            try:
+                result = await body(rt)
+            except Exception:
+                outcome["failed_at"] = rt.now
+                raise
             ok = quiet = True
+            if discard or (failed is not None and failed() and not user_writes.count and rt.now == started_at):
+                outcome["failed_at"] = rt.now
+                stopper.scope = None
+                return result, False, False
             if run_for is not None:
                 await rt.advance(run_for)
                 wake = rt.next_wakeup()
@@ -262,7 +292,15 @@ def run_session(
     try:
         log.mark({"type": "SESSION", "event": "start", "rev": log.revision, "t": cluster.time,
                   "argv": [os.path.basename(sys.argv[0])] + list(sys.argv[1:]), "rng": rng, **mode})
-        result, ok, quiet = run_cluster(cluster, main, default_factories(cluster))
+        try:
+            result, ok, quiet = run_cluster(cluster, main, default_factories(cluster))
+        except BaseException:
+            if savepoint is not None and changed_nothing() and stopper.signum is None:
+                log.rollback(savepoint)
+            raise
+        if savepoint is not None and (discard or changed_nothing()) and stopper.signum is None:
+            log.rollback(savepoint)
+            return result, quiet  # type: ignore[return-value]
         end: dict[str, Any] = {"type": "SESSION", "event": "end", "rev": log.revision, "t": cluster.time,
                                "settled": ok}
         if stopper.stopped:
@@ -272,11 +310,31 @@ def run_session(
         log.mark(end)
     finally:
         stopper.uninstall()
+        user_writes.stop()
     if stopper.signum is not None:
         raise SessionInterrupted(stopper.signum, cluster.time, log.revision)
     if not ok:
         _warn_not_settled(limit, changing)
     return result, quiet  # type: ignore[return-value]
+
+
+class _UserWrites:
+    """Counts the records the CLI's user (``kubernetes-admin``) writes while installed."""
+
+    def __init__(self, log: Any) -> None:
+        from ..api.auth import ADMIN_USER
+
+        self.count = 0
+        self._actor = f"user:{ADMIN_USER}"
+        self._log = log
+        log.add_listener(self._seen)
+
+    def _seen(self, rec: Any) -> None:
+        if rec.actor == self._actor:
+            self.count += 1
+
+    def stop(self) -> None:
+        self._log.remove_listener(self._seen)
 
 
 class SessionInterrupted(KeyboardInterrupt):

@@ -202,8 +202,8 @@ def _from_files(filenames: list[str], recursive: bool, namespace: str | None,
         for doc in docs:
             try:
                 info = resource_for(doc)
-            except ManifestError as e:
-                raise TargetError(str(e)) from None
+            except ManifestError as e:  # kubectl's second line too: "ensure CRDs are installed first"
+                raise TargetError(f"{e}\n{e.hint}" if e.hint else str(e)) from None
             obj = doc.obj or {}
             meta = obj.get("metadata") or {}
             own = meta.get("namespace")
@@ -262,13 +262,21 @@ def add_run_flags(p: argparse.ArgumentParser) -> None:
 
 
 def run_write(args: argparse.Namespace, body: Callable[[Any, Runtime], Awaitable[T]], *,
-              settle: bool = True, create: bool = False) -> T:
+              settle: bool = True, create: bool = False, dry_run: bool = False,
+              failures: list[str] | None = None) -> T:
     """Open the cluster, run ``body(cluster, runtime)`` with every component running, then
     let the cluster settle — or run ``--for`` — and close the log.
+
+    A command that changes nothing leaves the log as it was (see
+    :func:`~k8semu.cli.session.run_session`): a dry run, one whose body raised
+    at once, and one whose body recorded ``failures`` at once without any
+    request succeeding.
 
     Args:
         settle: False to end as soon as the body returns (unless ``--for`` is given).
         create: create a default cluster when none exists (as ``apply`` and ``create`` do).
+        dry_run: the command is a dry run (``--dry-run=client|server``): nothing is kept.
+        failures: the list the body appends its errors to (non-empty: the command failed).
 
     Raises:
         FileNotFoundError: no cluster (and not ``create``); ValueError: a bad ``--for``.
@@ -276,7 +284,8 @@ def run_write(args: argparse.Namespace, body: Callable[[Any, Runtime], Awaitable
     run_for = parse_duration(args.run_for, allow_negative=False) if getattr(args, "run_for", None) else None
     cluster = open_cluster(args, create=create)
     try:
-        result, _ = run_session(cluster, lambda rt: body(cluster, rt), settle=settle, run_for=run_for)
+        result, _ = run_session(cluster, lambda rt: body(cluster, rt), settle=settle and not dry_run, run_for=run_for,
+                                discard=dry_run, failed=None if failures is None else lambda: bool(failures))
     except BaseExceptionGroup as group:
         # Trio wraps what the body raised; surface a lone error (TargetError, StatusError) as itself
         while isinstance(group, BaseExceptionGroup) and len(group.exceptions) == 1:

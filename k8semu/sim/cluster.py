@@ -53,8 +53,13 @@ class Cluster:
         self.log = log
         self.seed = seed
         self.config = config
+        # the clock goes on from where the last session left it: its end mark's time, which
+        # can be later than the last record (a run that ended quiet)
         last = log.records(log.compact_revision)[-1:] if log.revision else []
-        self.clock = VirtualClock(last[0].time if last else 0.0)
+        start = last[0].time if last else 0.0
+        if log.marks:
+            start = max(start, float(log.marks[-1].get("t", start)))
+        self.clock = VirtualClock(start)
         log.clock = self.clock.now
         epoch = datetime.fromisoformat(config.get("epoch", DEFAULT_EPOCH.isoformat()).replace("Z", "+00:00"))
         self.api = APIServer(log, rng=random.Random(f"{seed}:{log.revision}"), epoch=epoch)

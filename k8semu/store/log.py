@@ -443,6 +443,40 @@ class EventLog:
                 self._writer = None
         self._hub.close()
 
+    def savepoint(self) -> int | None:
+        """Where the file ends now (bytes, once flushed): what :meth:`rollback` cuts back to.
+        None without a file."""
+        return self._writer.size if self._writer is not None else None
+
+    def rollback(self, savepoint: int) -> None:
+        """Cut the file back to ``savepoint`` (from :meth:`savepoint`) and close the log.
+
+        For a command that changed nothing (it failed before any request of its own
+        succeeded, or was a dry run): whatever the components wrote meanwhile goes too, so
+        the file is byte for byte what it was. Memory is not rolled back, so the log is
+        closed (no snapshot of it is written; one written since the savepoint is removed:
+        it covers bytes that are gone).
+
+        Raises:
+            ValueError: a savepoint outside what this log's writer wrote.
+        """
+        from . import snapshot as snapshots
+
+        w = self._writer
+        if w is None:
+            self._hub.close()
+            return
+        if not w.start <= savepoint <= w.size:
+            raise ValueError(f"savepoint {savepoint} is not in this log's writes ({w.start}..{w.size})")
+        try:
+            if self._covered[1] > savepoint:
+                snapshots.snapshot_path(w.path).unlink(missing_ok=True)
+            w.truncate(savepoint)
+        finally:
+            w.close()
+            self._writer = None
+            self._hub.close()
+
     def _snapshot_possible(self) -> bool:
         if self._writer is None or not self._snapshot_ok:
             return False

@@ -94,6 +94,8 @@ class LogWriter:
         if truncate_to is not None:
             self._f.truncate(truncate_to)
         self._pos = os.fstat(self._f.fileno()).st_size  # where the next line starts (O_APPEND)
+        #: where this writer's first line starts (its own header's, when it created the file)
+        self.start = self._pos
         #: whether this writer started the file (it was empty): then all of it was written here
         self.created = self._pos == 0
         if self._pos == 0:
@@ -137,12 +139,30 @@ class LogWriter:
         """The file's length in bytes once everything appended is flushed (where the next line starts)."""
         return self._pos
 
+    def truncate(self, size: int) -> None:
+        """Cut the file back to ``size`` bytes (a length it had earlier) and append from there."""
+        self._f.flush()
+        self._f.truncate(size)
+        self._pos = size
+        self._commit()
+
     def close(self) -> None:
         if not self._f.closed:
             self._f.flush()
             if self.sync == "fsync":
                 os.fsync(self._f.fileno())
             self._f.close()
+
+
+def _why(error: Exception) -> str:
+    """What is wrong with a line that did not parse, in words (not the JSON parser's internals)."""
+    if isinstance(error, orjson.JSONDecodeError):
+        if "UTF-8" in error.msg:
+            return "not UTF-8 text"
+        return f"not JSON ({error.msg.split(':')[0]} at column {error.colno})"
+    if isinstance(error, KeyError):
+        return f"no {error.args[0]!r} field"
+    return str(error)
 
 
 class LogReader:
@@ -251,16 +271,15 @@ class LogReader:
                         break
                     line_no += 1
                     start = base + i
-                    is_last = base + nl == size - 1
                     line = buf[i:nl]
                     i = nl + 1
                     try:
                         entry = self._parse(line, self.verify, self.source, start)
                     except (ValueError, KeyError, TypeError) as e:
-                        if is_last:
-                            self._torn(line_no, start)
-                            return
-                        raise LogFormatError(self.path, line_no, f"damaged line: {e}") from None
+                        # a whole line (its newline, the last byte an append writes, is there)
+                        # that does not parse was damaged or edited, wherever it is: only a
+                        # last line without its newline is a torn append
+                        raise LogFormatError(self.path, line_no, f"damaged line: {_why(e)}") from None
                     kind, value = entry
                     if kind == "record":
                         if value.revision != last_rev + 1 and last_rev != 0:

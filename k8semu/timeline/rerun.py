@@ -15,7 +15,7 @@ the components.
 A replay rebuilds the cluster from the header (bootstrap included: its
 records are outputs too) and then, per session, does what the command did:
 reopen (RNG ``f"{seed}:{revision}"``, Trio scheduling seeded from seed and
-revision, clock at the last record's time), start every component, re-issue
+revision, clock at the session's start mark's time), start every component, re-issue
 the session's inputs in order as API requests — each once the log has
 reached the revision just before it, i.e. at the same point of the
 component's work — making the command's recorded waits between them as it

@@ -47,7 +47,7 @@ LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 def register(sub: argparse._SubParsersAction) -> None:
     a = sub.add_parser("apply", help="apply manifests (as kubectl apply -f), then let the cluster converge")
-    a.add_argument("-f", "--filename", action="append", required=True, help="file, directory or - for stdin")
+    a.add_argument("-f", "--filename", action="append", default=[], help="file, directory or - for stdin")
     a.add_argument("-R", "--recursive", action="store_true", help="process directories recursively")
     a.add_argument("-n", "--namespace", help="namespace for objects that do not name one")
     a.add_argument("--server-side", action="store_true", help="server-side apply (field manager kubectl)")
@@ -172,6 +172,8 @@ def _in_coming_namespace(e: ApplyError, ns: str | None, coming: set[str]) -> boo
 
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
+    if not args.filename:
+        return die("must specify one of -f and -k")  # kubectl's words (-k, kustomize, is not supported)
     run_for = parse_duration(args.run_for, allow_negative=False) if args.run_for else None
     validation = field_validation(args.validate)
     docs = []
@@ -241,7 +243,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{display_name(info, name)} {verb}{suffix}")
             applied.append((info, ns, name))
 
-    _, settled = run_session(cluster, body, settle=not dry, run_for=run_for)
+    _, settled = run_session(cluster, body, settle=not dry, run_for=run_for, discard=dry, failed=lambda: bool(failed))
     outcomes = summarize(cluster.api, applied) if not dry and applied else []
     if not args.quiet and outcomes:
         virtual = cluster.time - t0

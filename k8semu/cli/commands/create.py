@@ -356,7 +356,7 @@ def run(args: argparse.Namespace) -> int:
                 continue
             print(f"{display_name(info, name)} created{suffix}")
 
-    run_write(args, body, settle=dry_run == "none", create=True)
+    run_write(args, body, create=True, dry_run=dry_run != "none", failures=failures)
     for line in failures:
         print(line, file=sys.stderr)
     return 1 if failures else 0

@@ -30,10 +30,8 @@ from ...api import errors
 from ...timeline.rerun import ClientWaits
 from ..durations import parse_duration
 from ..output import die, dry_run_suffix, server_error
+from ..session import WAIT_LIMIT
 from ..targets import Target, add_run_flags, add_target_flags, resolve_args, run_write
-
-#: kubectl's ``--timeout=0`` means "a week"; a session stops waiting after this many virtual seconds.
-WAIT_LIMIT = 3600.0
 
 _CASCADE = {"background": "Background", "foreground": "Foreground", "orphan": "Orphan",
             "true": "Background", "false": "Orphan"}
@@ -60,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--ignore-not-found", type=_bool, nargs="?", const=True, default=None)
     d.add_argument("--wait", type=_bool, nargs="?", const=True, default=True,
                    help="wait until the objects are gone (default true)")
-    d.add_argument("--timeout", default="0s", help="how long to wait for the objects to be gone (0: no limit)")
+    d.add_argument("--timeout", default="0s", help="how long to wait for the objects to be gone in virtual time (0: 1h)")
     d.add_argument("--dry-run", choices=["none", "client", "server"], default="none")
     add_run_flags(d)
     d.set_defaults(func=run)
@@ -148,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
             t = next(t for t, uid in deleted if not gone((t, uid)))
             failures.append(f"error: timed out waiting for the condition on {t.info.plural}/{t.name}")
 
-    run_write(args, body, settle=args.dry_run == "none")
+    run_write(args, body, dry_run=args.dry_run != "none", failures=failures)
     for line in failures:
         print(line, file=sys.stderr)
     return 1 if failures else 0

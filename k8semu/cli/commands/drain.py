@@ -40,6 +40,7 @@ from ...api.meta import controller_of
 from ...timeline.rerun import ClientWaits
 from ..durations import parse_duration
 from ..output import server_error
+from ..session import WAIT_LIMIT
 from ..targets import add_run_flags, run_write
 from ..durations import go_duration
 from .nodes import cordon, node_targets
@@ -52,8 +53,6 @@ UNMANAGED_FATAL = "cannot delete Pods that declare no controller (use --force to
 UNMANAGED_WARNING = "deleting Pods that declare no controller"
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 
-#: kubectl's ``--timeout=0`` waits forever; a session gives up after this many virtual seconds.
-WAIT_LIMIT = 3600.0
 RETRY_SECONDS = 5
 
 
@@ -66,7 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--delete-emptydir-data", action="store_true", help="evict pods with emptyDir volumes")
     d.add_argument("--force", action="store_true", help="also evict pods that declare no controller")
     d.add_argument("--grace-period", type=int, default=-1, help="seconds given to each pod (-1: its own)")
-    d.add_argument("--timeout", default="0s", help="give up after this long (0: no limit)")
+    d.add_argument("--timeout", default="0s", help="give up after this long in virtual time (0: 1h)")
     add_run_flags(d)
     d.set_defaults(func=run)
 
@@ -238,7 +237,7 @@ def run(args: argparse.Namespace) -> int:
             drained.add(t.name)
             print(f"node/{t.name} drained")
 
-    run_write(args, body)
+    run_write(args, body, failures=failures)
     for line in failures:
         print(line, file=sys.stderr)
     return 1 if failures else 0

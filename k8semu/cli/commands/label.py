@@ -140,7 +140,7 @@ def run_meta(args: argparse.Namespace, verb: str) -> int:
             what = done if new != current else f"not {done}"
             print(f"{display_name(t.info, t.name)} {what}{suffix}")
 
-    run_write(args, body, settle=dry == "none")
+    run_write(args, body, dry_run=dry != "none", failures=failures)
     for line in failures:
         print(line, file=sys.stderr)
     return 1 if failures else 0

@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"node/{args.node} {state}" if changed else f"node/{args.node} already {state}")
 
     try:
-        run_session(cluster, body, settle=run_for is None, run_for=run_for)
+        run_session(cluster, body, settle=run_for is None, run_for=run_for, failed=lambda: bool(failed))
     finally:
         cluster.close()
     if failed:

@@ -85,7 +85,7 @@ def run(args: argparse.Namespace, desired: bool) -> int:
             except errors.StatusError as e:
                 failures.append(server_error(e))
 
-    run_write(args, body, settle=args.dry_run == "none")
+    run_write(args, body, dry_run=args.dry_run != "none", failures=failures)
     for line in failures:
         print(line, file=sys.stderr)
     return 1 if failures else 0

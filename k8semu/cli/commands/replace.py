@@ -19,7 +19,7 @@ import sys
 
 from ...api import errors
 from ...timeline.rerun import ClientWaits
-from ..output import display_name, server_error
+from ..output import die, display_name, server_error
 from ..targets import add_run_flags, resolve_args, run_write
 from ..validate import add_validate_flag, field_validation, unknown_field_warnings
 
@@ -28,7 +28,7 @@ FIELD_MANAGER = "kubectl-replace"
 
 def register(sub: argparse._SubParsersAction) -> None:
     r = sub.add_parser("replace", help="replace objects by manifest (as kubectl replace -f)")
-    r.add_argument("-f", "--filename", action="append", required=True, help="manifest file, directory or -")
+    r.add_argument("-f", "--filename", action="append", default=[], help="manifest file, directory or -")
     r.add_argument("-R", "--recursive", action="store_true")
     r.add_argument("-n", "--namespace")
     r.add_argument("--force", action="store_true", help="delete and re-create the objects")
@@ -39,6 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if not args.filename:
+        return die("must specify --filename to replace")
     failures: list[str] = []
     validation = field_validation(args.validate)
 
@@ -77,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
                 continue
             print(f"{display_name(t.info, t.name)} replaced")
 
-    run_write(args, body)
+    run_write(args, body, failures=failures)
     for line in failures:
         print(line, file=sys.stderr)
     return 1 if failures else 0

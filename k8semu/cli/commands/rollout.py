@@ -7,7 +7,8 @@
   termination...``, ``… 1 of 2 updated replicas are available...``, then
   ``deployment "web" successfully rolled out`` — while the cluster runs in
   virtual time, until done or ``--timeout`` (``error: timed out waiting for
-  the condition``). DaemonSets and StatefulSets have kubectl's own messages.
+  the condition``; kubectl's default ``0``, wait forever, is one hour of virtual
+  time here: :data:`k8semu.cli.session.WAIT_LIMIT`). DaemonSets and StatefulSets have kubectl's own messages.
   ``--watch=false`` prints once.
 - ``history`` lists the revisions of a Deployment's ReplicaSets (``REVISION
   CHANGE-CAUSE`` through Go's tabwriter), or with ``--revision N`` that
@@ -38,14 +39,12 @@ from ..describe import PrefixWriter, describe_pod_template
 from ..output import display_name, server_error
 from ..printing import tabwrite
 from ..session import open_cluster
+from ..session import WAIT_LIMIT
 from ..targets import Target, add_run_flags, add_target_flags, resolve_args, run_write
 
 FIELD_MANAGER = "kubectl-rollout"
 REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
 CHANGE_CAUSE = "kubernetes.io/change-cause"
-#: kubectl's ``--timeout=0`` waits forever; a session gives up after this many virtual seconds.
-WAIT_LIMIT = 3600.0
-
 
 def register(sub: argparse._SubParsersAction) -> None:
     r = sub.add_parser("rollout", help="manage the rollout of workloads (as kubectl rollout)")
@@ -53,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s = acts.add_parser("status", help="watch a rollout until it completes")
     add_target_flags(s, all_=False)
     s.add_argument("-w", "--watch", type=lambda v: v.lower() == "true", nargs="?", const=True, default=True)
-    s.add_argument("--timeout", default="0s", help="give up after this long (0: no limit)")
+    s.add_argument("--timeout", default="0s", help="give up after this much virtual time (0: kubectl's 'forever', 1h here)")
     s.add_argument("--revision", type=int, default=0, help="wait for this revision")
     s.set_defaults(func=run_status)
     h = acts.add_parser("history", help="list a Deployment's revisions")
@@ -215,7 +214,7 @@ def run_status(args: argparse.Namespace) -> int:
                 failures.append(f"error: {e}")
                 return
 
-    run_write(args, body, settle=False)
+    run_write(args, body, settle=False, failures=failures)
     for line in failures:
         print(line, file=sys.stderr)
     return 1 if failures else 0
@@ -324,7 +323,7 @@ def run_change(args: argparse.Namespace, verb: str) -> int:
             except ValueError as e:
                 failures.append(f"error: {e}")
 
-    run_write(args, body)
+    run_write(args, body, failures=failures)
     for line in failures:
         print(line, file=sys.stderr)
     return 1 if failures else 0

@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
                 continue
             print(f"{display_name(t.info, t.name)} image updated{suffix}")
 
-    run_write(args, body, settle=dry == "none")
+    run_write(args, body, dry_run=dry != "none", failures=failures)
     for line in failures:
         print(line, file=sys.stderr)
     return 1 if failures else 0

@@ -162,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
                 continue
             print(f"node/{name} {op}")
 
-    run_write(args, body)
+    run_write(args, body, failures=failures)
     for line in failures:
         print(line, file=sys.stderr)
     return 1 if failures else 0
