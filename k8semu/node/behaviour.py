@@ -605,8 +605,11 @@ def _digest_int(text: str) -> int:
     return int(hashlib.sha256(text.encode()).hexdigest(), 16)
 
 
+@functools.lru_cache(maxsize=4096)
 def image_pull_result(image: str) -> PullResult:
     """Simulate pulling ``image`` (mirrors the kubelet's image manager + containerd).
+
+    A pure function of ``image`` (remembered: every pod start asks it again).
 
     * Unparsable names: ``InvalidImageName`` with ``Failed to apply default image
       tag "X": couldn't parse image name "X": invalid reference format``.

@@ -67,7 +67,10 @@ while the kubelet was down (exits) is replayed at the times it happened.
 Settle: :meth:`Kubelet.next_wakeup` reports only predicted state changes
 (a container that will exit, a pull that will finish, a back-off expiry, a
 grace period end, a probe tick that may flip a result), never heartbeats or
-probe ticks that only confirm the current result.
+probe ticks that only confirm the current result. The kubelet's own loop
+wakes at the earliest time any worker has scheduled, significant or not
+(:meth:`PodWorker.next_due`, remembered per worker until the worker changes,
+so a pass costs nothing for the pods that have nothing due).
 """
 
 from __future__ import annotations
@@ -114,6 +117,7 @@ IMAGE_BACKOFF_RESYNC = 1.0  # the pod worker's quick retry after ErrImagePull sh
 CONFIG_ERROR_RESYNC = podvolumes.POD_WORKER_BACKOFF
 _EPS = 1e-9
 _MAX_SPINS = 32
+_STALE = object()  # PodWorker.next_due: not computed since the worker last changed
 
 
 # --------------------------------------------------------------------------- node object
@@ -347,6 +351,10 @@ class PodWorker:
         self.gone = False           # deleted from the API
         self._probe_ticker_origin = now
         self.vols = podvolumes.PodVolumes(pod, kubelet.host_files, now)
+        #: :meth:`next_due`'s answer while the worker's state is unchanged (``_STALE``: recompute)
+        self._next_due: float | None | object = _STALE
+        #: (``spec`` object, requests) of :meth:`requests`
+        self._requests: tuple[Any, dict[str, int]] | None = None
 
     # ---------------------------------------------------------------- helpers
     @property
@@ -370,7 +378,40 @@ class PodWorker:
 
     # ---------------------------------------------------------------- timing
     def due_times(self) -> list[tuple[float, bool]]:
-        """(time, significant) of everything this worker has scheduled."""
+        """(time, significant) of everything this worker has scheduled: virtual seconds, and
+        whether what happens then may change the pod (see :meth:`Kubelet.next_wakeup`).
+
+        Significance is judged now (it reads the API and asks probes); the times alone, which
+        depend only on the worker's own state, are :meth:`next_due`'s.
+        """
+        return self._due_times(True)
+
+    def next_due(self) -> float | None:
+        """The earliest time (virtual seconds) in :meth:`due_times`, significant or not; None when
+        nothing is scheduled.
+
+        Cached: the times depend only on this worker's state (its slots, probes, containers'
+        programs, volumes' retries), which changes only in :meth:`sync`, :meth:`kill_all` and
+        :meth:`adopt`; each of them drops the cached value.
+        """
+        t = self._next_due
+        if t is _STALE:
+            times = self._due_times(False)
+            t = self._next_due = min(t for t, _ in times) if times else None
+        if self.check_due_cache:
+            times = self._due_times(False)
+            fresh = min(t for t, _ in times) if times else None
+            assert t == fresh, f"stale next_due of {self.key}: cached {t}, fresh {fresh}"
+        return t  # type: ignore[return-value]
+
+    #: Tests set this to check every cached :meth:`next_due` against a fresh computation.
+    check_due_cache = False
+
+    def _due_times(self, significance: bool) -> list[tuple[float, bool]]:
+        """:meth:`due_times`; without ``significance`` only the times are right (every entry says
+        True, and the extra ticks that only a judgement of significance adds, all later than an
+        entry already listed, are left out): what :meth:`next_due` needs, without running probes
+        or reading the API."""
         if self.final or self.gone:
             return []
         out: list[tuple[float, bool]] = []
@@ -382,6 +423,9 @@ class PodWorker:
                 if t is not None:
                     out.append((t, True))
                 for p in s.probes.values():
+                    if not significance:
+                        out.append((p.next_at, True))
+                        continue
                     significant = self._probe_significant(s, p)
                     out.append((p.next_at, significant))
                     if not significant and c.started_at is not None:
@@ -399,7 +443,7 @@ class PodWorker:
                 out.append((s.kill_at, True))
             if s.resync_at is not None:
                 significant = True
-                if s.waiting and s.waiting[0] == "CreateContainerConfigError":
+                if significance and s.waiting and s.waiting[0] == "CreateContainerConfigError":
                     significant = self._env_error(s) is None  # only a retry that will succeed matters
                 out.append((s.resync_at, significant))
             if s.pull is not None:
@@ -414,6 +458,10 @@ class PodWorker:
         if self.admitted and not self.terminating and not self.vols.ready:
             out += self.vols.due(self.pod, self._source(), self._downward())
         return out
+
+    def _changed(self) -> None:
+        """The worker's state may have changed: :meth:`next_due` recomputes."""
+        self._next_due = _STALE
 
     def _probe_significant(self, s: Slot, p: ProbeWorker) -> bool:
         c = s.current
@@ -436,9 +484,17 @@ class PodWorker:
 
     # ---------------------------------------------------------------- sync
     def sync(self, now: float) -> None:
-        """Bring the pod to where it should be at ``now`` and write its status if it changed."""
+        """Bring the pod to where it should be at ``now`` (virtual seconds) and write its status
+        if it changed."""
         if self.final or self.gone:
             return
+        self._changed()
+        try:
+            self._sync(now)
+        finally:
+            self._changed()
+
+    def _sync(self, now: float) -> None:
         for _ in range(_MAX_SPINS):
             self._advance(now)
             if self.pod["metadata"].get("deletionTimestamp"):
@@ -490,9 +546,10 @@ class PodWorker:
     def _admit(self, now: float) -> bool:
         k = self.k
         allocatable = k.allocatable()
-        active = [w.pod for w in k.ordered_workers() if w is not self and w.admitted and not w.final
+        # only how many there are and the sum of their requests matter: no order needed
+        active = [w for w in k.workers.values() if w is not self and w.admitted and not w.final
                   and not w.rejected]
-        verdict = podstatus.admit(self.pod, active, allocatable)
+        verdict = podstatus.admit(self, active, allocatable, requests=PodWorker.requests)
         if verdict is not None:
             reason, message = verdict
             self.rejected = True
@@ -511,6 +568,16 @@ class PodWorker:
         self.admitted = True
         self.start_time = now
         return True
+
+    def requests(self) -> dict[str, int]:
+        """The pod's effective requests (:func:`k8semu.node.status.pod_requests`: ``cpu`` in
+        millicores, ``memory`` in bytes), computed again only when the pod's ``spec`` object
+        is replaced."""
+        spec = self.pod.get("spec")
+        cached = self._requests
+        if cached is None or cached[0] is not spec:
+            cached = self._requests = (spec, podstatus.pod_requests(self.pod))
+        return cached[1]
 
     def _ensure_sandbox(self, now: float) -> bool:
         if self.sandbox:
@@ -888,6 +955,7 @@ class PodWorker:
 
     def kill_all(self, now: float) -> None:
         """The pod is gone from the API (force-deleted): stop everything, release the IP."""
+        self._changed()
         for s in self.slots:
             if s.current is not None and s.current.running:
                 self.k.runtime.kill(s.current, now)
@@ -1019,6 +1087,7 @@ class PodWorker:
 
     def adopt(self, now: float) -> None:
         """Rebuild state from the pod's recorded status (a kubelet restart)."""
+        self._changed()
         k = self.k
         st = self.pod.get("status") or {}
         self.last_status = st
@@ -1184,8 +1253,9 @@ class Kubelet(Component):
 
     # ---------------------------------------------------------------- helpers
     def ordered_workers(self) -> list[PodWorker]:
-        return sorted(self.workers.values(),
-                      key=lambda w: (w.pod["metadata"].get("creationTimestamp") or "", w.key))
+        """The pod workers oldest pod first (creation time, then ``namespace/name``; ties keep
+        the order the workers were made in)."""
+        return sorted(self.workers.values(), key=_worker_order)
 
     def allocatable(self) -> Obj:
         node = self.nodes.indexer.get(self.node_name)
@@ -1202,7 +1272,7 @@ class Kubelet(Component):
         return min(times) if times else None
 
     def _next_any(self) -> float | None:
-        times = [t for w in self.workers.values() for t, _ in w.due_times()]
+        times = [t for w in self.workers.values() if (t := w.next_due()) is not None]
         return min(times) if times else None
 
     # ---------------------------------------------------------------- node
@@ -1367,8 +1437,12 @@ class Kubelet(Component):
         dirty, self._dirty = self._dirty, {}
         for uid in list(dirty):
             self._apply_cache(uid, now)
-        due = [w for w in self.ordered_workers()
-               if w.uid in dirty or any(t <= now + _EPS for t, _ in w.due_times())]
+        limit = now + _EPS
+        # the due workers in ordered_workers' order (a stable sort of a subsequence is the
+        # subsequence of the stable sort)
+        due = sorted((w for w in self.workers.values()
+                      if w.uid in dirty or ((t := w.next_due()) is not None and t <= limit)),
+                     key=_worker_order)
         for w in due:
             w.sync(now)
         for uid in [u for u, w in self.workers.items() if w.gone]:
@@ -1395,6 +1469,12 @@ class Kubelet(Component):
             self.workers[uid] = w
         else:
             w.pod = pod
+
+
+def _worker_order(w: PodWorker) -> tuple[str, str]:
+    """Sort key of :meth:`Kubelet.ordered_workers`."""
+    meta = w.pod["metadata"]
+    return meta.get("creationTimestamp") or "", f"{meta.get('namespace')}/{meta['name']}"
 
 
 def _strip_heartbeats(status: Obj) -> Obj:

@@ -27,6 +27,7 @@ Image sizes are containerd's: the compressed size of the image.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 from datetime import datetime, timedelta
@@ -42,9 +43,10 @@ __all__ = [
 
 # --------------------------------------------------------------------------- images
 
+@functools.lru_cache(maxsize=4096)
 def normalize_image(image: str) -> str:
     """containerd's normalized reference: ``nginx:1.30`` -> ``docker.io/library/nginx:1.30``;
-    no tag means ``:latest``."""
+    no tag means ``:latest``. A pure function of ``image`` (remembered)."""
     name, digest = (image.split("@", 1) + [""])[:2]
     first = name.split("/", 1)[0]
     if "/" not in name:

@@ -11,7 +11,7 @@ admission check (``lifecycle.NewPredicateAdmitHandler``: ``OutOfcpu``,
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Sequence, TypeVar
 
 from ..api.quantity import bytes_value, cpu_millis
 
@@ -21,6 +21,7 @@ __all__ = [
 ]
 
 Obj = dict[str, Any]
+T = TypeVar("T")
 
 
 def go_list(names: list[str]) -> str:
@@ -66,19 +67,25 @@ def pod_requests(pod: Obj) -> dict[str, int]:
     return out
 
 
-def admit(pod: Obj, active: list[Obj], allocatable: Obj) -> tuple[str, str] | None:
+def admit(pod: T, active: Sequence[T], allocatable: Obj, *,
+          requests: Callable[[T], dict[str, int]] = pod_requests) -> tuple[str, str] | None:  # type: ignore[assignment]
     """The kubelet's resource admission of ``pod`` next to the ``active`` pods already
     admitted on the node; None if it fits, else ``(reason, message)`` such as
     ``("OutOfcpu", "Node didn't have enough resource: cpu, requested: 5000, used: 0, capacity: 4000")``.
+
+    ``pod`` and ``active`` are pods (wire-form dicts), or anything ``requests`` maps to
+    :func:`pod_requests`' answer (``cpu`` millicores, ``memory`` bytes) — the kubelet passes
+    its pod workers, which remember their pods' requests. ``allocatable`` is the Node's
+    ``status.allocatable`` (quantity strings).
     """
     cap_pods = int(allocatable.get("pods", "110"))
     if len(active) + 1 > cap_pods:
         return "OutOfpods", (f"Node didn't have enough resource: pods, requested: 1, "
                              f"used: {len(active)}, capacity: {cap_pods}")
-    want = pod_requests(pod)
+    want = requests(pod)
     used = {"cpu": 0, "memory": 0}
     for p in active:
-        for r, v in pod_requests(p).items():
+        for r, v in requests(p).items():
             used[r] += v
     for r, conv in (("cpu", cpu_millis), ("memory", bytes_value)):
         cap = conv(allocatable.get(r, "0"))
