@@ -567,3 +567,53 @@ def test_a_long_run_leaves_a_snapshot_even_if_it_is_killed(tmp_path, monkeypatch
     full, snap = both(path)
     assert snap.snapshot_revision is not None and 25 <= snap.snapshot_revision < full.revision
     assert state(snap) == state(full)
+
+
+def test_a_read_only_open_asked_to_writes_the_snapshot_a_writer_could_not(tmp_path, monkeypatch):
+    # a `serve` compacts its memory, so it leaves no snapshot: the CLI's next read parses the
+    # whole log once, and leaves one for the reads after it
+    path = tmp_path / "cluster.log"
+    monkeypatch.setattr(store_log, "SNAPSHOT_MIN_RECORDS", 20)
+    log = new_log(path, 60)
+    log.compact(10, persist=False)
+    log.close()
+    assert not snapshot_path(path).exists()
+    data = path.read_bytes()
+    ro = EventLog.open(path, read_only=True)
+    ro.snapshot_on_close = True
+    assert ro.snapshot_revision is None
+    ro.close()
+    assert snapshot_path(path).exists() and path.read_bytes() == data
+    full, snap = both(path)
+    assert snap.snapshot_revision == full.revision and state(snap) == state(full)
+
+
+def test_a_read_only_open_writes_no_snapshot_of_a_file_that_grew_or_is_torn(tmp_path, monkeypatch):
+    path = tmp_path / "cluster.log"
+    monkeypatch.setattr(store_log, "SNAPSHOT_MIN_RECORDS", 20)
+    new_log(path, 60).close()
+    snapshot_path(path).unlink(missing_ok=True)
+    ro = EventLog.open(path, read_only=True)
+    ro.snapshot_on_close = True
+    writer = EventLog.open(path)
+    writer.create("/registry/pods/default/late", pod("late"), "a")  # appended after the read
+    ro.close()
+    assert not snapshot_path(path).exists()
+    writer.close()
+    snapshot_path(path).unlink()
+    path.write_bytes(path.read_bytes()[:-20])  # a torn last line: the reader read less than the file
+    ro = EventLog.open(path, read_only=True)
+    ro.snapshot_on_close = True
+    ro.close()
+    assert not snapshot_path(path).exists()
+
+
+def test_the_clis_read_commands_leave_a_snapshot_when_one_is_due(k, monkeypatch):
+    monkeypatch.setattr(store_log, "SNAPSHOT_MIN_RECORDS", 20)
+    snapshot_path(k.path).unlink(missing_ok=True)
+    data = k.path.read_bytes()
+    rc, out, _ = k("get", "deployments")
+    assert rc == 0 and out[1].startswith("web ")
+    assert snapshot_path(k.path).exists() and k.path.read_bytes() == data
+    log = EventLog.open(k.path, read_only=True)
+    assert log.snapshot_revision == log.revision

@@ -145,14 +145,20 @@ def _open_read_only(path: Path) -> Cluster:
     A last line being written is a torn line to the reader: dropped silently
     (the writer finishes it). A writer that cuts a crashed process's torn line
     while this reads can make the read see a damaged line: when the file
-    changed during a read that failed, it is read again (three tries).
+    changed during a read that failed, it is read again (three tries). Closing
+    it writes the log's snapshot when one is due
+    (:attr:`~k8semu.store.EventLog.snapshot_on_close`).
     """
     from ..store import LogFormatError
 
     for attempt in range(3):
         before = _file_state(path)
         try:
-            return Cluster.open(path, read_only=True)
+            cluster = Cluster.open(path, read_only=True)
+            # a long log no writer left a snapshot for (a `serve` compacts its memory, so it
+            # cannot) is parsed in full once: the next read starts from the snapshot
+            cluster.log.snapshot_on_close = True
+            return cluster
         except LogFormatError:
             if attempt == 2 or _file_state(path) == before:
                 raise

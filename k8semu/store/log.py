@@ -231,6 +231,12 @@ class EventLog:
         # whether memory is what a full open of the file gives (a snapshot can be taken of it)
         self._snapshot_ok = False
         self._covered = (0, 0)  # (revision, bytes) of the file a snapshot covers
+        #: a read-only open's file: (path, bytes read, its ObjectSource); see snapshot_on_close
+        self._read: tuple[Path, int, Any] | None = None
+        #: a read-only log writes a snapshot at close too (when due), if set: the CLI's read
+        #: commands do, so reading a long log that no writer left a snapshot for (a ``serve``
+        #: that compacted its memory) pays the full parse once, not every time
+        self.snapshot_on_close = False
         self._mark_revs: list[int] = []  # the revision before each non-record line of the file
         self._lines = 1  # lines in the file (the header's included)
         if path is not None:
@@ -273,7 +279,8 @@ class EventLog:
         is reported then, as for a superseded one. A snapshot that does not match
         the file is ignored. :attr:`snapshot_revision` says which revision it
         covered. Reading never writes one; :meth:`close` does (see
-        :meth:`write_snapshot`).
+        :meth:`write_snapshot`), also for a read-only open whose
+        :attr:`snapshot_on_close` was set.
 
         Raises:
             FileNotFoundError: no such file.
@@ -305,7 +312,9 @@ class EventLog:
             log._writer = LogWriter(
                 path, sync=sync, truncate_to=reader.good_size if reader.torn else None, source=reader.source
             )
-            log._snapshot_ok = True
+        else:
+            log._read = (Path(reader.path), reader.good_size, reader.source)
+        log._snapshot_ok = True
         return log
 
     def _replay(self, entries, on_decode: Callable[[dict[str, Any]], None] | None = None, start=None) -> None:
@@ -428,6 +437,12 @@ class EventLog:
         does not cover writes a new snapshot first (:meth:`write_snapshot`), unless its
         file name ends in ``.tmp`` (a temporary file that is renamed once written); one
         that cannot be written is skipped (it is only a cache)."""
+        if self._read is not None and self.snapshot_on_close and self._snapshot_due():
+            try:
+                self.write_snapshot()
+            except (OSError, ValueError, TypeError, OverflowError):
+                pass  # only a cache
+        self._read = None
         if self._writer is not None:
             try:
                 if self._snapshot_due():
@@ -474,18 +489,27 @@ class EventLog:
             self._writer = None
             self._hub.close()
 
+    def _file(self) -> tuple[Path, int, Any] | None:
+        """(path, bytes this log holds of it, ObjectSource) of the file: the writer's, else a
+        read-only open's; None without one."""
+        w = self._writer
+        if w is not None:
+            return w.path, w.size, w.source
+        return self._read
+
     def _snapshot_possible(self) -> bool:
-        if self._writer is None or not self._snapshot_ok:
+        file = self._file()
+        if file is None or not self._snapshot_ok:
             return False
         # a temporary file, renamed once written (replay --out, import): no sidecar left
-        return not self._writer.path.name.endswith(".tmp")
+        return not file[0].name.endswith(".tmp")
 
     def _snapshot_due(self) -> bool:
         if not self._snapshot_possible():
             return False
         rev, size = self._covered
         return (self._revision - rev >= self.snapshot_min_records
-                or self._writer.size - size >= self.snapshot_min_bytes)
+                or self._file()[1] - size >= self.snapshot_min_bytes)
 
     def write_snapshot(self) -> Path | None:
         """Write the snapshot of the whole file now (``<file>.snap``, atomically; see
@@ -495,9 +519,10 @@ class EventLog:
         Costs about one pass over the records (~1 s a million).
 
         Returns the snapshot's path, or None when this log cannot have one: no file,
-        read-only, a file that held lines this log did not read, a compaction kept
+        a file that held lines this log did not read, a compaction kept
         in memory only (``compact(persist=False)``), or a file whose length is not
-        what this log appended.
+        what this log appended or read (a read-only log's file grew or has a torn
+        last line).
 
         Raises:
             OSError: the snapshot cannot be written (the log is unaffected).
@@ -507,12 +532,14 @@ class EventLog:
         from . import snapshot as snapshots
 
         w = self._writer
-        if w is None or not self._snapshot_ok:
+        file = self._file()
+        if file is None or not self._snapshot_ok:
             return None
-        w.flush()
-        size = w.size
-        if os.stat(w.path).st_size != size:
-            return None
+        if w is not None:
+            w.flush()
+        path, size, source = file
+        if os.stat(path).st_size != size:
+            return None  # (read-only: a writer appended meanwhile, or a torn last line)
         compact = self._compacted
         records = self._records
         if compact:
@@ -520,19 +547,20 @@ class EventLog:
             if extras:
                 extras.sort(key=_rev)
                 records = extras + records
-        if records and set(map(attrgetter("_src"), records)) != {w.source}:
+        if records and set(map(attrgetter("_src"), records)) != {source}:
             return None  # a record this log cannot locate in its file
         data = snapshots.SnapshotData(
-            size=size, header_len=self._header_len(), lines=self._lines,
+            size=size, header_len=self._header_len(path), lines=self._lines,
             revision=self._revision, records=records, live=list(self._live.values()),
             marks=orjson.loads(orjson.dumps(self.marks)), mark_revs=self._mark_revs, compact=compact,
         )
-        path = snapshots.write(w.path, data, fsync=w.sync == "fsync")
+        out = snapshots.write(path, data, fsync=w is not None and w.sync == "fsync")
         self._covered = (self._revision, size)
-        return path
+        return out
 
-    def _header_len(self) -> int:
-        with open(self._writer.path, "rb") as f:
+    @staticmethod
+    def _header_len(path: Path) -> int:
+        with open(path, "rb") as f:
             return len(f.readline())
 
     @property
