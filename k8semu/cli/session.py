@@ -277,8 +277,9 @@ def run_session(
                 outcome["failed_at"] = rt.now
                 raise
             ok = quiet = True
-            if discard or (failed is not None and failed() and not user_writes.count and rt.now == started_at):
+            if failed is not None and failed():
                 outcome["failed_at"] = rt.now
+            if discard or changed_nothing():
                 stopper.scope = None
                 return result, False, False
             if run_for is not None:
@@ -325,13 +326,14 @@ def run_session(
 
 
 class _UserWrites:
-    """Counts the records the CLI's user (``kubernetes-admin``) writes while installed."""
+    """Counts the records the CLI's requests (a default :class:`RequestContext`: the user
+    ``kubernetes-admin``) write while installed."""
 
     def __init__(self, log: Any) -> None:
-        from ..api.auth import ADMIN_USER
+        from ..api.apiserver import RequestContext
 
         self.count = 0
-        self._actor = f"user:{ADMIN_USER}"
+        self._actor = RequestContext().log_actor
         self._log = log
         log.add_listener(self._seen)
 

@@ -284,7 +284,7 @@ def run_write(args: argparse.Namespace, body: Callable[[Any, Runtime], Awaitable
     run_for = parse_duration(args.run_for, allow_negative=False) if getattr(args, "run_for", None) else None
     cluster = open_cluster(args, create=create)
     try:
-        result, _ = run_session(cluster, lambda rt: body(cluster, rt), settle=settle and not dry_run, run_for=run_for,
+        result, _ = run_session(cluster, lambda rt: body(cluster, rt), settle=settle, run_for=run_for,
                                 discard=dry_run, failed=None if failures is None else lambda: bool(failures))
     except BaseExceptionGroup as group:
         # Trio wraps what the body raised; surface a lone error (TargetError, StatusError) as itself
