@@ -245,3 +245,19 @@ def test_a_damaged_last_line_is_an_error_not_a_torn_append(k):
     k.path.write_bytes(data + b'{"rev": 1,\n')
     assert k("get", "pods")[2] == [f"error: cannot read the cluster log: {k.path}:{line}: damaged line: "
                                    "not JSON (unexpected end of data at column 11)"]
+
+
+@pytest.mark.parametrize("argv, out", [
+    (["create", "deployment", "d1", "--image=nginx", "--dry-run=client"], "deployment.apps/d1 created (dry run)"),
+    (["create", "deployment", "d2", "--image=nginx", "--dry-run=server"],
+     "deployment.apps/d2 created (server dry run)"),
+    (["create", "job", "j1", "--image=busybox", "--dry-run=client"], "job.batch/j1 created (dry run)"),
+    (["create", "cronjob", "c1", "--image=busybox", "--schedule=*/1 * * * *", "--dry-run=client"],
+     "cronjob.batch/c1 created (dry run)"),
+])
+def test_dry_run_after_the_name_of_a_generator_creates_nothing(k, argv, out):
+    # (the flag was parsed with the generator's trailing flags, after the dry-run mode was read)
+    before = k.path.read_bytes()
+    rc, lines, _ = k(*argv)
+    assert rc == 0 and lines == [out]
+    assert k.path.read_bytes() == before

@@ -310,13 +310,13 @@ def _generated(args: argparse.Namespace, rng: Any) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    dry_run = getattr(args, "gen_dry_run", None) or args.dry_run
     if args.generator and args.filename:
         return die("when paths, URLs, or stdin is provided as input, you may not specify resource arguments as well")
     if not args.generator and not args.filename:
         return die("must specify one of -f and -k")
     if getattr(args, "gen_flags", None):
-        _split_command(args)
+        _split_command(args)  # (flags after NAME, --dry-run among them)
+    dry_run = getattr(args, "gen_dry_run", None) or args.dry_run
     validation = field_validation(args.validate)
     docs = []
     try:
