@@ -132,6 +132,23 @@ def test_fork_can_drop_a_recorded_fault(recorded, tmp_path):
     assert lease.actor == "kubelet/node-1" and lease.time > sessions_of(log)[3].start["t"]
 
 
+def test_a_fork_inside_an_advance_runs_to_its_recorded_end(capsys, recorded, tmp_path):
+    # README: fork 2m into a 5m advance, then compare both clusters at 5m: the fork
+    # must run on to where the advance ended, not stop at the fork point
+    log = open_log(recorded)
+    adv = sessions_of(log)[3]
+    at = next(r.revision for r in log.records(adv.start_rev) if r.time >= adv.start["t"] + 10)
+    new = tmp_path / "fork.log"
+    code, out, _ = k(capsys, "replay", recorded, "--fork-at", at, "--out", new, "-f", _extra(tmp_path))
+    assert code == 0, out
+    forked = open_log(new)
+    assert forked.get("/registry/configmaps/default/extra") is not None
+    assert forked.marks[-1]["t"] == adv.end["t"]  # 30 s after the advance began, as recorded
+    code, out, err = k(capsys, "--cluster", recorded, "diff", "--against", new, "--brief")
+    assert code == 0, err
+    assert "+ default/configmap/extra" in out
+
+
 def test_bad_logs_are_one_line_errors(capsys, recorded, tmp_path):
     lines = recorded.read_bytes().splitlines(keepends=True)
     newer = tmp_path / "newer.log"

@@ -948,7 +948,9 @@ def fork(log: EventLog, at: int, out: str | os.PathLike[str], *, manifests: list
     """Replay ``log`` up to revision ``at`` (verified), then continue differently into ``out``.
 
     At ``at``: a new session applies ``manifests`` (as ``k8semu apply -f``)
-    and re-issues the cut session's remaining inputs; then every later
+    and re-issues the cut session's remaining inputs, ending as the cut session
+    did (settling, or at its recorded end time when it ran for a fixed duration,
+    as ``advance 5m``); then every later
     recorded session is run again with its inputs (minus the revisions in
     ``skip``: e.g. drop a recorded fault), ending as it ended (settle, or run
     to the same virtual time). Recorded inputs the forked cluster refuses are
@@ -1016,7 +1018,15 @@ def fork(log: EventLog, at: int, out: str | os.PathLike[str], *, manifests: list
                         continue
 
             cut = [r for r in pending if not any(s.start_rev < r.revision <= s.last_rev for s in later)]
-            start = {"settle": True, "limit": 600.0}
+            # The new session ends as the session it cuts would have: a run of a fixed
+            # duration (``advance``, ``--for``) runs to the recorded end; else it settles.
+            within = next((s for s in sessions if s.start_rev < at <= s.last_rev), None)
+            start: dict[str, Any] = {"settle": True, "limit": 600.0}
+            first_end: float | None = None
+            if (within is not None and "for" in within.start and within.end is not None
+                    and not within.end.get("interrupted")):
+                first_end = max(float(within.end["t"]), cluster.time)
+                start = {"for": first_end - cluster.time}
             open_session(["fork", "--at", str(at)] + [f"-f={m}" for m in manifests], start)
 
             async def first(rt: Any) -> None:
@@ -1030,7 +1040,7 @@ def fork(log: EventLog, at: int, out: str | os.PathLike[str], *, manifests: list
                         refused.append(_refusal(d.source, e))
                 issue(cluster.api, cut)
 
-            close_session(run_session_like(cluster, start, None, first))
+            close_session(run_session_like(cluster, start, first_end, first))
             if refused:
                 raise ForkRefused(refused, out)  # the temporary file is removed: nothing written
             for s in later:
