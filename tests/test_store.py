@@ -254,6 +254,24 @@ def test_damage_in_the_middle_names_the_line(tmp_path):
     assert e.value.line == 3 and str(e.value).startswith(f"{path}:3: damaged line")
 
 
+def test_an_edited_key_is_reported_at_its_own_line(tmp_path):
+    # a byte changed in an ADDED record's key files the object under a neighbouring key;
+    # the damage is that line (2), not the later update that finds nothing (line 4)
+    path = tmp_path / "c.log"
+    log = EventLog(path=path)
+    log.create("/registry/pods/default/web", pod("web"), "a")
+    log.create("/registry/pods/default/other", pod("other"), "a")
+    log.update("/registry/pods/default/web", {**pod("web"), "spec": {"nodeName": "n1"}}, "a")
+    log.close()
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[1] = lines[1].replace(b'"key":"/registry/pods/default/web"', b'"key":"/registry/pods/default/wec"')
+    path.write_bytes(b"".join(lines))
+    with pytest.raises(LogFormatError) as e:
+        EventLog.open(path)
+    assert str(e.value) == (f"{path}:2: damaged line: key /registry/pods/default/wec is not its object's key "
+                            "(pod default/web)")
+
+
 def test_missing_revision_is_damage(tmp_path):
     path = tmp_path / "c.log"
     log = EventLog(path=path)

@@ -123,9 +123,10 @@ def resource_of(key: str) -> str:
 class _Damage(ValueError):
     """A record that cannot be folded into the store (reported as a LogFormatError)."""
 
-    def __init__(self, revision: int, what: str) -> None:
+    def __init__(self, revision: int, what: str, key: str | None = None) -> None:
         super().__init__(f"damaged line: {what}")
         self.revision = revision
+        self.key = key  # for a write of a key that does not exist, or an ADDED of one that does
 
 
 def _decode_object(rec: Record) -> dict[str, Any]:
@@ -154,6 +155,37 @@ def _damage_of(rec: Record, error: ValueError) -> str:
     except _Damage as e:
         return str(e)
     return f"damaged line: {error}"
+
+
+def _edited_key(records: list[Record], damage: _Damage) -> _Damage:
+    """The damage that really explains ``damage`` when it is a write of a key that does
+    not exist (or an ADDED of one that does): an earlier record whose key was edited —
+    a byte changed, so that the object was filed under a neighbouring key and the
+    record that later updates it finds nothing. Returns that record's damage (``damaged
+    line: key K is not its object's key (pod default/web-…)``), or ``damage`` itself.
+
+    Only on the error path: each earlier key of the same length that differs from the
+    missing one in at most two characters, and whose object's name and namespace are
+    the missing key's, is a culprit; the latest one is reported.
+    """
+    key = damage.key
+    if key is None:
+        return damage
+    parts = key.split("/")
+    name, ns = parts[-1], (parts[-2] if len(parts) == 5 else None)
+    for rec in reversed(records):
+        other = rec.key
+        if other == key or len(other) != len(key) or sum(a != b for a, b in zip(other, key)) > 2:
+            continue
+        try:
+            meta = rec.read_once().get("metadata") or {}
+        except (ValueError, OSError):
+            continue
+        if meta.get("name") == name and meta.get("namespace") == ns:
+            kind = str(rec.read_once().get("kind") or "object").lower()
+            return _Damage(rec.revision, f"key {other} is not its object's key "
+                                         f"({kind} {ns + '/' if ns else ''}{name})")
+    return damage
 
 
 def _prefix_end(prefix: str) -> str:
@@ -293,6 +325,7 @@ class EventLog:
         try:
             log._replay(reader.entries(), on_decode, start)
         except _Damage as e:
+            e = _edited_key(log._records, e)
             line = reader.line_of(e.revision) if e.revision else reader.line
             raise LogFormatError(reader.path, line, str(e)) from None
         if reader.torn is not None:
@@ -346,12 +379,12 @@ class EventLog:
                 rec.actor = actors.setdefault(rec.actor, rec.actor)  # one string per actor, not per record
                 if rec.type == ADDED:
                     if prev is not None:
-                        raise _Damage(rec.revision, f"ADDED {key}, which exists")
+                        raise _Damage(rec.revision, f"ADDED {key}, which exists", key)
                     rec.create_revision, rec.version = rec.revision, 1
                     live[key] = rec
                 else:
                     if prev is None:
-                        raise _Damage(rec.revision, f"{rec.type} {key}, which does not exist")
+                        raise _Damage(rec.revision, f"{rec.type} {key}, which does not exist", key)
                     rec.create_revision, rec.version = prev.create_revision, prev.version + 1
                     rec.key = prev.key  # one string per key
                     prev.release()
