@@ -56,14 +56,28 @@ def json_bytes(obj: Any) -> bytes:
 def collector_paused():
     """Pause Python's cyclic garbage collector for a bulk decode (a LIST at an old
     revision decodes thousands of superseded objects: acyclic dicts and lists that
-    would otherwise set off several collections, doubling the time per object)."""
+    would otherwise set off several collections, doubling the time per object).
+
+    When the pause created more than :data:`_FREEZE_AFTER` tracked objects, they are
+    frozen (``gc.freeze``) as the collector comes back on, as an open freezes the
+    log it folds: else the first young collection walks every one of them (46 ms
+    of a 130 ms LIST of 10,000 pods), and again as they age. Acyclic objects still
+    go away when no longer referenced; the price is that cyclic garbage alive at
+    that moment is never collected, as with every other freeze here.
+    """
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if enabled:
+            if gc.get_count()[0] > _FREEZE_AFTER:
+                gc.freeze()
             gc.enable()
+
+
+#: tracked objects created during a :func:`collector_paused` beyond which they are frozen
+_FREEZE_AFTER = 20_000
 
 
 class _Pending:
