@@ -176,6 +176,10 @@ def test_a_directory_or_a_missing_directory_is_a_one_line_error(capsys, src, tmp
     code, _, err = k(capsys, *argv(src, missing / "x"))
     assert code == 1 and err == f"error: directory {missing} does not exist\n"
     assert not missing.exists()
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    code, _, err = k(capsys, *argv(src, afile / "x"))
+    assert code == 1 and err == f"error: {afile} is not a directory\n"
 
 
 # ---------------------------------------------------------------------- outputs replay again

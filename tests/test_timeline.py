@@ -129,6 +129,9 @@ def test_timeline_filters(capsys, lab):
     assert len(out.splitlines()) == 3 and all("MODIFIED default/pod/web-" in r for r in out.splitlines())
     code, out, _ = k(capsys, lab, "timeline", "--kind", "events", "--limit", "2")
     assert len(out.splitlines()) == 2
+    # a window that ends before it starts is a mistake, not an empty timeline
+    code, out, err = k(capsys, lab, "timeline", "--since", "20", "--until", "10")
+    assert (code, out, err) == (1, "", "error: --since 20 (revision 20) is after --until 10 (revision 10)\n")
 
 
 def test_trace_pod_follows_the_twelve_steps(capsys, lab):

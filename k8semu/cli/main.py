@@ -48,6 +48,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ``k8semu: interrupted at 2h13m5s (revision 4321)``, anything else
     (waiting for the cluster's lock, reading) nothing. A cluster being served
     by ``k8semu serve`` is a one-line error for a writing command, exit 1.
+    A file that cannot be used is one line naming it, exit 1, never a traceback: the cluster
+    file as the flag gave it (``error: --cluster /tmp/x: is a directory, not a cluster log
+    file``, :func:`~k8semu.cli.session.check_cluster_path`), any other file by any other
+    ``OSError`` as its name and reason (``error: /tmp/in.json: permission denied``,
+    :func:`~k8semu.cli.session.os_error_text`) — never Python's ``[Errno 13] …``.
     Writer locks the command took are released when it returns, however it ends.
     """
     from . import session
@@ -75,8 +80,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except (FileNotFoundError, FileExistsError, ConfigError, ValueError) as e:
+    except (ConfigError, ValueError) as e:
         return die(str(e))
+    except OSError as e:  # the one home of a file error's wording: "error: /tmp/x: permission denied"
+        return die(session.os_error_text(e))
     except LogFormatError as e:
         return die(f"cannot read the cluster log: {e}")
     except StatusError as e:

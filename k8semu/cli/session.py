@@ -32,6 +32,13 @@ serve`` it fails at once instead (:class:`ClusterBusy`: use kubectl). Read-only
 opens take no lock: they read the prefix of the file written so far, and a
 last line still being written is dropped without a word.
 
+A cluster path that cannot be one is a one-line error naming it as it was given, before
+anything is created or locked (:class:`PathError`, :func:`check_cluster_path`):
+``--cluster /tmp/x: is a directory, not a cluster log file``, ``--cluster /etc/passwd/x:
+/etc/passwd is not a directory``, ``--cluster /x/c.log: permission denied``; any other
+OSError reaches the user as ``PATH: reason`` (:func:`os_error_text`, by
+:func:`k8semu.cli.main.main`), never as ``[Errno 13] …``.
+
 Ctrl-C (SIGINT) or SIGTERM during a session stops it cleanly
 (:class:`SessionInterrupted`): at the end of the virtual instant being run, so
 the records written stay and the end mark (``"interrupted": true``, the
@@ -48,6 +55,7 @@ import fcntl
 import math
 import os
 import signal
+import stat
 import sys
 import threading
 import time
@@ -57,7 +65,9 @@ from typing import Any, Awaitable, Callable, TypeVar
 from ..sim.cluster import DEFAULT_CLUSTER_PATH, Cluster
 from ..sim.runtime import Runtime, run_cluster
 
-__all__ = ["cluster_path", "open_cluster", "open_cluster_at", "run_session", "still_changing",
+__all__ = ["cluster_path", "cluster_label", "check_cluster_path", "PathError", "cluster_os_error",
+           "os_error_text", "os_error_reason", "open_log_file",
+           "open_cluster", "open_cluster_at", "run_session", "still_changing",
            "SETTLE_LIMIT", "SETTLE_HORIZON", "WAIT_LIMIT", "lock_cluster", "lock_path", "lock_holder", "ClusterLock",
            "ClusterBusy", "SessionInterrupted"]
 
@@ -82,6 +92,133 @@ def cluster_path(args: argparse.Namespace) -> Path:
     return Path(getattr(args, "cluster", None) or os.environ.get("K8SEMU_CLUSTER") or DEFAULT_CLUSTER_PATH)
 
 
+class PathError(ValueError):
+    """A file named on the command line that cannot be used, as one line naming it as the user gave
+    it (main() prints ``error: …``, exit 1): ``--cluster /tmp/x: is a directory, not a cluster
+    log file``, ``--against /tmp/a.log: permission denied``."""
+
+
+def cluster_label(args: argparse.Namespace, path: Path | None = None) -> str:
+    """How an error names the cluster file: ``--cluster PATH``, ``K8SEMU_CLUSTER=PATH`` or ``PATH``
+    (the default), after where the path came from (:func:`cluster_path`)."""
+    path = cluster_path(args) if path is None else path
+    if getattr(args, "cluster", None):
+        return f"--cluster {path}"
+    if os.environ.get("K8SEMU_CLUSTER"):
+        return f"K8SEMU_CLUSTER={path}"
+    return str(path)
+
+
+def os_error_text(e: OSError) -> str:
+    """An OSError as one readable line: ``/tmp/x: permission denied`` (its file and its strerror,
+    lower-cased), never Python's ``[Errno 13] Permission denied: '/tmp/x'``. An OSError made
+    with a message of k8semu's own (no errno) is that message."""
+    if e.strerror is None or e.errno is None:
+        return str(e)
+    why = os_error_reason(e)
+    if e.filename is None:
+        return why
+    name = os.fsdecode(e.filename) if isinstance(e.filename, (str, bytes, os.PathLike)) else str(e.filename)
+    if e.filename2 is not None:
+        return f"{name} -> {os.fsdecode(e.filename2)}: {why}"
+    return f"{name}: {why}"
+
+
+def os_error_reason(e: OSError) -> str:
+    """``permission denied``: an OSError's strerror in a sentence (its message when it has none)."""
+    if e.strerror is None or e.errno is None:
+        return str(e)
+    return e.strerror[:1].lower() + e.strerror[1:]
+
+
+def check_cluster_path(args: argparse.Namespace, path: Path | None = None) -> None:
+    """Refuse a cluster path that cannot be a cluster log file, before anything is created or locked.
+
+    Raises:
+        PathError: a directory (``--cluster /tmp/x: is a directory, not a cluster log
+            file``), a device or FIFO (``--cluster /dev/null: is a special file, not a cluster
+            log file``), a path under a file (``--cluster /etc/passwd/x: /etc/passwd is not a
+            directory``), a directory on the way that may not be searched (``--cluster
+            /secret/c.log: permission denied``), or another error of ``stat``. A path that does
+            not exist (in a directory that does, or will be made) passes.
+    """
+    path = cluster_path(args) if path is None else path
+    label = cluster_label(args, path)
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        _check_ancestors(label, path)
+        return
+    except OSError as e:
+        raise PathError(f"{label}: {os_error_reason(e)}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise PathError(f"{label}: is a directory, not a cluster log file")
+    if not stat.S_ISREG(st.st_mode):  # a device, a FIFO (reading one could hang), a socket
+        raise PathError(f"{label}: is a special file, not a cluster log file")
+
+
+def _check_ancestors(label: str, path: Path) -> None:
+    """The nearest existing ancestor of a missing cluster path must be a directory (see
+    :func:`check_cluster_path`)."""
+    for parent in Path(os.path.abspath(path)).parents:
+        try:
+            st = os.stat(parent)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as e:
+            raise PathError(f"{label}: {os_error_reason(e)}") from None
+        if not stat.S_ISDIR(st.st_mode):
+            shown = parent if path.is_absolute() else os.path.relpath(parent)
+            raise PathError(f"{label}: {shown} is not a directory")
+        return
+
+
+def cluster_os_error(args: argparse.Namespace, path: Path, e: OSError) -> OSError | PathError:
+    """An OSError of opening, locking, creating or deleting the cluster file ``path``, as one line
+    naming it (``--cluster /x/c.log: permission denied``; ``--cluster /x/c.log: cannot create its
+    lock file /x/c.log.lock: permission denied``; another file on the way, e.g. a directory
+    being made, after it); one with a message of k8semu's own (no errno) as it is."""
+    if e.strerror is None or e.errno is None:
+        return e
+    label = cluster_label(args, path)
+    why = os_error_reason(e)
+    name = os.fsdecode(e.filename) if isinstance(e.filename, (str, bytes, os.PathLike)) else None
+    if name is None or os.path.abspath(name) == os.path.abspath(path):
+        return PathError(f"{label}: {why}")
+    if os.path.realpath(name) == str(lock_path(path)):
+        return PathError(f"{label}: cannot create its lock file {name}: {why}")
+    return PathError(f"{label}: {name}: {why}")
+
+
+def open_log_file(path: str | os.PathLike[str], label: str | None = None) -> Any:
+    """A log named on the command line (``diff --against LOG``, ``bisect LOG``), opened read-only
+    (:func:`~k8semu.timeline.view.open_log`).
+
+    Raises:
+        PathError: a directory (``--against /tmp/x: is a directory, not a cluster log
+            file``) or a file that cannot be read (``--against /tmp/x.log: permission denied``,
+            ``… no such file or directory``), named as ``label`` (default: the path).
+        LogFormatError: as :func:`~k8semu.timeline.view.open_log`.
+    """
+    from ..timeline.view import open_log
+
+    label = str(path) if label is None else label
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = stat.S_IFREG  # opening it says what is wrong
+    if stat.S_ISDIR(mode):
+        raise PathError(f"{label}: is a directory, not a cluster log file")
+    if not stat.S_ISREG(mode):
+        raise PathError(f"{label}: is a special file, not a cluster log file")
+    try:
+        return open_log(path)
+    except OSError as e:
+        if e.strerror is None or e.errno is None:
+            raise
+        raise PathError(f"{label}: {os_error_reason(e)}") from None
+
+
 def open_cluster(args: argparse.Namespace, *, create: bool = False, read_only: bool = False,
                  serve: dict[str, Any] | None = None, epoch: str | None = None) -> Cluster:
     """Open the cluster file (creating a default cluster when ``create`` and it is missing).
@@ -98,8 +235,21 @@ def open_cluster(args: argparse.Namespace, *, create: bool = False, read_only: b
         FileNotFoundError: no cluster there and ``create`` is False.
         LogFormatError: the file is damaged.
         ClusterBusy: the cluster is being served by ``k8semu serve`` (writable opens).
+        PathError: a path that cannot be a cluster file (:func:`check_cluster_path`), or
+            one that cannot be read, written or created (``--cluster /x/c.log: permission
+            denied``); nothing was created or written then.
     """
     path = cluster_path(args)
+    check_cluster_path(args, path)
+    try:
+        return _open_cluster(args, path, create=create, read_only=read_only, serve=serve, epoch=epoch)
+    except OSError as e:
+        raise cluster_os_error(args, path, e) from None  # "no cluster at …" stays as it is
+
+
+def _open_cluster(args: argparse.Namespace, path: Path, *, create: bool, read_only: bool,
+                  serve: dict[str, Any] | None, epoch: str | None) -> Cluster:
+    """:func:`open_cluster` once the path was checked (its OSErrors are raw)."""
     if not path.exists() and (read_only or not create):
         raise FileNotFoundError(
             f'no cluster at "{path}": create one with "k8semu cluster create" or "k8semu apply -f FILE"'

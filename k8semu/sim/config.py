@@ -184,7 +184,10 @@ class ClusterConfig:
         try:
             data = YAML(typ="safe").load(Path(path).read_text())
         except OSError as e:
-            raise ConfigError(f"{path}: {e.strerror}") from None
+            why = e.strerror or str(e)
+            raise ConfigError(f"{path}: {why[:1].lower()}{why[1:]}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"{path}: not UTF-8 text") from None
         except YAMLError as e:
             raise ConfigError(f"{path}: invalid YAML: {e}") from None
         return cls.from_dict(data or {}, str(path))

@@ -760,7 +760,7 @@ def check_output(path: str | os.PathLike[str], *, inputs: tuple[str | os.PathLik
     writes a log with ``--out`` checks it; :class:`atomic_output` checks it too).
 
     Refused, whatever ``force`` says: a directory; a path whose directory does not exist
-    (none is created); one of ``inputs`` itself (the same file, through any link); a
+    (none is created) or cannot be written; one of ``inputs`` itself (the same file, through any link); a
     cluster log whose writer lock (``PATH.lock``, :func:`k8semu.cli.session.lock_cluster`)
     another open holds — tested without waiting — since the holder's later writes would
     be lost. Refused unless ``force``: any other existing file.
@@ -780,7 +780,9 @@ def check_output(path: str | os.PathLike[str], *, inputs: tuple[str | os.PathLik
         raise OutputError(f"{p} is a directory: give the path of a file to write")
     parent = p.parent
     if not parent.is_dir():
-        raise OutputError(f"directory {parent} does not exist")
+        raise OutputError(f"{parent} is not a directory" if parent.exists() else f"directory {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise OutputError(f"cannot write {p}: permission denied")
     if p.exists():
         for src in inputs:
             try:
@@ -827,7 +829,10 @@ class atomic_output:
 
     def __enter__(self) -> Path:
         check_output(self.path, force=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        except OSError as e:  # e.g. a read-only directory: name the output, not the temporary file
+            raise OutputError(f"cannot write {self.path}: {(e.strerror or str(e)).lower()}") from None
         os.close(fd)
         os.unlink(tmp)
         self.tmp = Path(tmp)
@@ -840,7 +845,7 @@ class atomic_output:
                 os.replace(self.tmp, self.path)
             except OSError as e:
                 self.tmp.unlink(missing_ok=True)
-                raise OutputError(f"cannot write {self.path}: {e.strerror or e}") from None
+                raise OutputError(f"cannot write {self.path}: {(e.strerror or str(e)).lower()}") from None
             except BaseException:
                 self.tmp.unlink(missing_ok=True)
                 raise

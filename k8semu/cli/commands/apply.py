@@ -1,7 +1,9 @@
 """``k8semu apply -f``: kubectl's apply, then the cluster converges in virtual time.
 
 Client-side apply (default) works as kubectl's: each object carries the
-``kubectl.kubernetes.io/last-applied-configuration`` annotation; an absent
+``kubectl.kubernetes.io/last-applied-configuration`` annotation, byte for byte
+the text kubectl writes (:func:`with_last_applied`: k8semu and kubectl can take
+turns applying a manifest, each seeing ``unchanged``); an absent
 object is created, a present one gets a three-way strategic merge patch
 (last-applied, desired, live), and an empty patch is ``unchanged``.
 ``--server-side`` sends an apply patch with field manager ``kubectl``
@@ -60,12 +62,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.set_defaults(func=run)
 
 
-def with_last_applied(obj: dict[str, Any]) -> dict[str, Any]:
-    """``obj`` with kubectl's last-applied-configuration annotation (its own JSON)."""
+def with_last_applied(obj: dict[str, Any], namespace: str | None = None) -> dict[str, Any]:
+    """``obj`` as kubectl apply sends it: with ``namespace`` (a namespaced object's, set when the
+    manifest names none) and kubectl's last-applied-configuration annotation, byte for byte the
+    text kubectl writes (``GetModifiedConfiguration``): the object so far, any last-applied
+    annotation of the manifest's own left out but ``metadata.annotations`` kept even when empty
+    (``"annotations":{}``), as Go's JSON (:func:`_go_json`) plus a newline. So either tool's next
+    apply of the same manifest is ``unchanged`` after the other's.
+    """
     meta = dict(obj.get("metadata") or {})
+    if namespace is not None:
+        meta["namespace"] = namespace
     ann = {k: v for k, v in (meta.get("annotations") or {}).items() if k != LAST_APPLIED}
-    clean_meta = {**meta, "annotations": ann} if ann else {k: v for k, v in meta.items() if k != "annotations"}
-    text = json.dumps({**obj, "metadata": clean_meta}, separators=(",", ":"), sort_keys=True) + "\n"
+    text = _go_json({**obj, "metadata": {**meta, "annotations": ann}}) + "\n"
     return {**obj, "metadata": {**meta, "annotations": {**ann, LAST_APPLIED: text}}}
 
 
@@ -111,9 +120,49 @@ class ApplyError(errors.StatusError):
 
 
 def _go_json(value: Any) -> str:
-    """``value`` as Go's ``json.Marshal`` writes a map: compact, sorted keys, ``<>&`` escaped."""
-    text = json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    """``value`` as Go's ``json.Marshal`` writes kubectl's unstructured objects: compact, map keys
+    sorted, ``<>&`` and U+2028/U+2029 escaped, other non-ASCII as it is; a whole number is an
+    integer (``1.0`` is ``1``: Kubernetes decodes it as an int64), other floats, and integers
+    beyond int64, as Go formats a float64 (``0.00001``, ``1e-7``, ``1e+21``)."""
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{_go_string(str(k))}:{_go_json(v)}"
+                              for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_go_json(v) for v in value) + "]"
+    if isinstance(value, str):
+        return _go_string(value)
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, int):
+        # beyond int64 Kubernetes decodes a number as a float64 (12345678901234567890 → 12345678901234567000)
+        return str(value) if -2 ** 63 <= value < 2 ** 63 else _go_float(float(value))
+    if isinstance(value, float):
+        return _go_float(value)
+    return _go_string(str(value))
+
+
+def _go_string(text: str) -> str:
+    """A JSON string as Go's encoder writes it (HTML-safe: ``<`` is ``\\u003c``)."""
+    return (json.dumps(text, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
+            .replace("&", "\\u0026").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+def _go_float(f: float) -> str:
+    """A float as kubectl's JSON writes it (see :func:`_go_json`)."""
+    import math
+    from decimal import Decimal
+
+    if math.isnan(f) or math.isinf(f):
+        return json.dumps(f)  # Go refuses these; nothing better to write
+    if f.is_integer() and abs(f) < 2 ** 63:
+        return str(int(f))
+    d = Decimal(repr(f))  # the shortest text that reads back as f, as Go's strconv picks
+    if 1e-6 <= abs(f) < 1e21:
+        return format(d, "f")
+    sign, digits, exp = d.normalize().as_tuple()
+    mantissa = str(digits[0]) + ("." + "".join(map(str, digits[1:])) if len(digits) > 1 else "")
+    e = exp + len(digits) - 1
+    return f"{'-' if sign else ''}{mantissa}e{'-' if e < 0 else '+'}{abs(e) if e < 0 else f'{e:02d}'}"
 
 
 def apply_one(api: Any, info: Any, obj: dict[str, Any], ns: str | None, *, server_side: bool,
@@ -137,7 +186,7 @@ def apply_one(api: Any, info: Any, obj: dict[str, Any], ns: str | None, *, serve
         except errors.StatusError as e:
             raise ApplyError(e, "serverside", info, name, ns) from e
         return "serverside-applied"
-    desired = with_last_applied(obj)
+    desired = with_last_applied(obj, ns)
     try:
         current = api.get(info, name, namespace=ns)
     except errors.NotFound:
@@ -170,6 +219,22 @@ def _in_coming_namespace(e: ApplyError, ns: str | None, coming: set[str]) -> boo
             and details.get("name") == ns)
 
 
+def _read_error(arg: str, e: OSError) -> str:
+    """kubectl's words for a ``-f`` path it cannot read: ``open /x/web.yaml: permission denied`` (a
+    file), ``error reading "/x": open /x/sub: permission denied`` (a directory it walks)."""
+    import os
+
+    from ..session import os_error_text
+
+    if e.strerror is None or e.errno is None or e.filename is None:
+        return os_error_text(e)
+    name = os.fsdecode(e.filename)
+    text = f"open {name}: {e.strerror[:1].lower()}{e.strerror[1:]}"
+    if arg != "-" and os.path.isdir(name):
+        return f"error reading {_go_json(arg)}: {text}"
+    return text
+
+
 def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     if not args.filename:
@@ -179,7 +244,10 @@ def run(args: argparse.Namespace) -> int:
     docs = []
     try:
         for f in args.filename:
-            docs.extend(load(f, recursive=args.recursive, directive=validation))
+            try:
+                docs.extend(load(f, recursive=args.recursive, directive=validation))
+            except OSError as e:
+                return die(_read_error(f, e))
     except ManifestError as e:
         return die(str(e))
     if not docs:

@@ -53,11 +53,12 @@ def point(log, text: str, flag: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ...timeline import describe_key, open_log
+    from ...timeline import describe_key
     from ...timeline.bisect import bisect_log, candidates, parse_condition
+    from ..session import open_log_file
 
     cond = parse_condition(args.condition, args.namespace)
-    log = open_log(args.log)
+    log = open_log_file(args.log)
     lo = point(log, args.start, "--from") if args.start is not None else None
     hi = point(log, args.end, "--to") if args.end is not None else None
     if lo is not None and hi is not None and lo > hi:

@@ -12,11 +12,13 @@ from __future__ import annotations
 import argparse
 
 from ...sim.cluster import Cluster
+from ...store.logfile import FORMAT
 from ...store.snapshot import snapshot_path
 from ...sim.config import ClusterConfig
 from ..durations import go_duration
 from ..output import die
-from ..session import cluster_path, lock_cluster, open_cluster
+from ..session import (PathError, check_cluster_path, cluster_label, cluster_os_error, cluster_path,
+                       lock_cluster, open_cluster)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,6 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     path = cluster_path(args)
+    check_cluster_path(args, path)  # a directory, a special file, a path under a file: one line, nothing made
     if args.action == "create":
         if path.exists():
             return die(f'a cluster already exists at "{path}"')
@@ -46,14 +49,19 @@ def run(args: argparse.Namespace) -> int:
             if args.nodes is not None and args.nodes < 0:
                 return die(f"--nodes must be 0 or more (worker nodes), not {args.nodes}")
             config = ClusterConfig.default(3 if args.nodes is None else args.nodes)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        lock = lock_cluster(path)  # ClusterBusy (serve) is main()'s one-line error
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            lock = lock_cluster(path)  # ClusterBusy (serve) is main()'s one-line error
+        except OSError as e:
+            raise cluster_os_error(args, path, e) from None
         try:
             if path.exists():  # created while this waited for the lock
                 return die(f'a cluster already exists at "{path}"')
             # a snapshot left by a log removed by hand caches another log: not this new one's
             snapshot_path(path).unlink(missing_ok=True)
             Cluster.create(path, seed=args.seed, config=config, kubeadm_addons=not args.bare).close()
+        except OSError as e:
+            raise cluster_os_error(args, path, e) from None
         finally:
             lock.release()
         print(f'cluster created: {_node_counts(config.nodes)} ("{path}", seed {args.seed})')
@@ -61,12 +69,16 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "delete":
         if not path.exists():
             return die(f'no cluster at "{path}"')
-        lock = lock_cluster(path)  # not while a command writes to it or serve serves it
         try:
-            path.unlink()
-            snapshot_path(path).unlink(missing_ok=True)  # the log's snapshot sidecar goes with it
-        finally:
-            lock.release()
+            _check_is_a_log(args, path)
+            lock = lock_cluster(path)  # not while a command writes to it or serve serves it
+            try:
+                path.unlink()
+                snapshot_path(path).unlink(missing_ok=True)  # the log's snapshot sidecar goes with it
+            finally:
+                lock.release()
+        except OSError as e:
+            raise cluster_os_error(args, path, e) from None
         print(f'cluster at "{path}" deleted')
         return 0
     cluster = open_cluster(args, read_only=True)
@@ -79,6 +91,29 @@ def run(args: argparse.Namespace) -> int:
     print(f"objects:   {len(log)}")
     cluster.close()
     return 0
+
+
+def _check_is_a_log(args: argparse.Namespace, path) -> None:
+    """``cluster delete`` removes a k8semu log only (or an empty file), never another file
+    ``--cluster`` names by mistake (``--cluster ~/.bashrc``): its first line must be a log's header.
+
+    Raises:
+        PathError: ``--cluster PATH: not a k8semu log (no "format": "k8semu-log" header): not deleted``.
+        OSError: the file cannot be read.
+    """
+    import orjson
+
+    with open(path, "rb") as f:
+        first = f.readline(1 << 16)
+    if not first:
+        return
+    try:
+        header = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        header = None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise PathError(f'{cluster_label(args, path)}: not a k8semu log (no "format": "{FORMAT}" header): '
+                        f'not deleted')
 
 
 def _node_counts(nodes) -> str:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import argparse
 
 from ..output import die
-from ..session import open_cluster
+from ..session import open_cluster, open_log_file
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -48,7 +48,7 @@ def _point(log, text: str, flag: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ...timeline import cluster_diff, open_log
+    from ...timeline import cluster_diff
     from ...timeline.history import logs_diff
     from ...timeline.view import PointError, time_of
     from ..durations import go_duration
@@ -65,15 +65,18 @@ def run(args: argparse.Namespace) -> int:
             diff = cluster_diff(log, a, b)
             header = f"revision {a} → {b}"
         else:
-            other = open_log(args.against)
-            a = _point(log, args.end, "--to") if args.end is not None else log.revision
+            other = open_log_file(args.against, f"--against {args.against}")
             try:
-                b = _point(other, args.end, "--to") if args.end is not None else other.revision
-            except PointError as e:
-                raise PointError(f"{args.against}: {e}") from None
-            diff = logs_diff(log, a, other, b)
-            header = (f"revision {a} (t={go_duration(time_of(log, a))}) → {args.against} revision {b} "
-                      f"(t={go_duration(time_of(other, b))})")
+                a = _point(log, args.end, "--to") if args.end is not None else log.revision
+                try:
+                    b = _point(other, args.end, "--to") if args.end is not None else other.revision
+                except PointError as e:
+                    raise PointError(f"{args.against}: {e}") from None
+                diff = logs_diff(log, a, other, b)
+                header = (f"revision {a} (t={go_duration(time_of(log, a))}) → {args.against} revision {b} "
+                          f"(t={go_duration(time_of(other, b))})")
+            finally:
+                other.close()
     finally:
         cluster.close()
     print_diff(diff, header, brief=args.brief)

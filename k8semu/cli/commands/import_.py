@@ -35,11 +35,30 @@ def run(args: argparse.Namespace) -> int:
     from ...timeline.importers import import_audit, import_simkube
     from ...timeline.rerun import check_output
 
-    check_output(args.out, inputs=(args.file,), force=args.force)
     fn = import_audit if args.source == "audit" else import_simkube
-    result = fn(args.file, args.out)
+    try:
+        check_output(args.out, inputs=(args.file,), force=args.force)
+        result = fn(args.file, args.out)
+    except OSError as e:
+        raise _named(e, args.file, args.out) from None
     print(f"wrote {args.out}: {result.records} records, {result.inputs} inputs{skipped_text(result.skipped)}")
     return 0
+
+
+def _named(e: OSError, file: str, out: str) -> Exception:
+    """An OSError of reading FILE or writing ``--out`` as one line that names which (main()
+    prints it): ``--out /ro/x.log: permission denied`` — not the name of the temporary file the
+    output is written to first — or ``/x/trace.json: is a directory``."""
+    import os
+
+    from ..session import PathError, os_error_reason
+
+    if e.strerror is None or e.errno is None or e.filename is None:
+        return e
+    name = os.fsdecode(e.filename)
+    if os.path.abspath(name) == os.path.abspath(file):
+        return e  # main() says "FILE: why"
+    return PathError(f"--out {out}: {os_error_reason(e)}")
 
 
 def skipped_text(skipped: Mapping[str, int]) -> str:

@@ -6,7 +6,8 @@ Filters: ``--kind``, ``--name`` (``web*`` for a prefix), ``-n``, ``--actor``
 (``user`` for every user, ``kubelet/*`` for a prefix), ``--since`` /
 ``--until`` (revisions or virtual times, following
 :func:`k8semu.timeline.view.resolve_point`'s rule: an empty one, or one after
-the end of the log, is an error; ``0`` is before the first record), ``--limit``.
+the end of the log, is an error; ``0`` is before the first record; a
+``--since`` after ``--until`` is an error), ``--limit``.
 """
 
 from __future__ import annotations
@@ -61,6 +62,9 @@ def run(args: argparse.Namespace) -> int:
         log = cluster.log
         after = _point(log, args.since, "--since") if args.since is not None else 0
         until = _point(log, args.until, "--until") if args.until is not None else None
+        if until is not None and until < after:
+            raise ValueError(f"--since {args.since} (revision {after}) is after --until {args.until} "
+                             f"(revision {until})")
         n = 0
         for rec in timeline(log, after=after, until=until, kind=args.kind, name=args.name,
                             namespace=args.namespace, actor=args.actor):
