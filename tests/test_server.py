@@ -400,6 +400,12 @@ async def test_eviction_and_binding(app):
     code, p = await call_json(app, "GET", "/api/v1/namespaces/default/pods/p")
     assert p["spec"]["nodeName"] == "n1"
     ev = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "p", "namespace": "default"}}
+    # kubectl drain --dry-run=server: the dry run is in the Eviction's deleteOptions only
+    dry = {**ev, "deleteOptions": {"dryRun": ["All"]}}
+    code, st = await call_json(app, "POST", "/api/v1/namespaces/default/pods/p/eviction", dry)
+    assert code == 201 and st["status"] == "Success"
+    code, p = await call_json(app, "GET", "/api/v1/namespaces/default/pods/p")
+    assert "deletionTimestamp" not in p["metadata"]
     code, st = await call_json(app, "POST", "/api/v1/namespaces/default/pods/p/eviction", ev)
     assert code == 201 and st["status"] == "Success"
     code, p = await call_json(app, "GET", "/api/v1/namespaces/default/pods/p")

@@ -998,6 +998,8 @@ class APIServer:
         ``observedGeneration``); the eviction decrements it and records the
         pod in ``status.disruptedPods``, then deletes the pod with the
         eviction's ``deleteOptions``. Returns a ``Status`` (Success, 201).
+        ``dry_run``, or ``deleteOptions.dryRun: [All]`` in the Eviction, checks
+        and changes nothing.
 
         Raises:
             TooManyRequests (429): the budget allows no disruption now.
@@ -1011,6 +1013,8 @@ class APIServer:
         self._authz(ctx, "create", info, namespace, name, "eviction")
         pod = self._current(info, namespace, name).object
         opts = (eviction or {}).get("deleteOptions") or {}
+        # kubectl drain --dry-run=server says so only here, not in the query
+        dry_run = dry_run or "All" in (opts.get("dryRun") or ())
         if not (_meta(pod).get("deletionTimestamp") or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")):
             labels = _meta(pod).get("labels") or {}
             pdbs = [
