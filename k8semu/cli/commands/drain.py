@@ -22,8 +22,16 @@ kubectl's flow (``pkg/drain`` and ``cmd/drain``):
 4. ``node/node-1 drained``, or after ``--timeout`` ``drain did not complete
    within 30s``.
 
+``--dry-run=client`` sends nothing: ``node/node-1 cordoned (dry run)``, the
+filters as above, ``evicting pod default/web-x (dry run)`` for each pod that
+would go and ``node/node-1 drained (dry run)``. ``--dry-run=server`` sends the
+cordon patch and each eviction with ``dryRun=All`` (``… (server dry run)``;
+a 429 is retried as above) and waits for no pod, since none goes. Either way
+the log is left as it was.
+
 Eviction attempts and polls run in pod-list order at whole virtual seconds,
-so the output is reproducible. Then the cluster settles (or runs ``--for``).
+so the output is reproducible (kubectl's server dry run prints its evictions
+in whatever order its goroutines run). Then the cluster settles (or runs ``--for``).
 Each second waited is recorded in the log
 (:class:`~k8semu.timeline.rerun.ClientWaits`), so ``k8semu replay`` waits
 the same way and the session replays identically.
@@ -39,10 +47,11 @@ from ...api import errors
 from ...api.meta import controller_of
 from ...timeline.rerun import ClientWaits
 from ..durations import parse_duration
-from ..output import server_error
+from ..output import dry_run_suffix, server_error
 from ..session import WAIT_LIMIT
 from ..targets import add_run_flags, run_write
 from ..durations import go_duration
+from .create import add_dry_run_flag, dry_run_strategy
 from .nodes import cordon, node_targets
 
 DAEMONSET_FATAL = "DaemonSet-managed Pods (use --ignore-daemonsets to ignore)"
@@ -66,6 +75,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--force", action="store_true", help="also evict pods that declare no controller")
     d.add_argument("--grace-period", type=int, default=-1, help="seconds given to each pod (-1: its own)")
     d.add_argument("--timeout", default="0s", help="give up after this long in virtual time (0: 1h)")
+    add_dry_run_flag(d)
     add_run_flags(d)
     d.set_defaults(func=run)
 
@@ -143,9 +153,11 @@ class DrainError(Exception):
         self.lines = lines
 
 
-async def drain_node(api: Any, rt: Any, node: str, args: argparse.Namespace, timeout: float) -> None:
+async def drain_node(api: Any, rt: Any, node: str, args: argparse.Namespace, timeout: float,
+                     dry_run: str = "none") -> None:
     """Evict every pod of ``node`` as kubectl drain, printing its lines; the waits
     between polls are recorded (:class:`~k8semu.timeline.rerun.ClientWaits`).
+    ``dry_run``: ``client`` evicts nothing, ``server`` evicts with ``dryRun`` and waits for no pod.
 
     Raises:
         DrainError: filter errors, a failed eviction, or the timeout.
@@ -160,6 +172,11 @@ async def drain_node(api: Any, rt: Any, node: str, args: argparse.Namespace, tim
     if warnings:
         print(f"Warning: {warnings}", file=sys.stderr)
     pods = [p for p, status in items if status[0]]
+    suffix = dry_run_suffix(dry_run)
+    if dry_run == "client":
+        for pod in pods:
+            print(f"evicting pod {pod['metadata']['namespace']}/{pod['metadata']['name']}{suffix}")
+        return
     eviction: dict[str, Any] = {"apiVersion": "policy/v1", "kind": "Eviction"}
     if args.grace_period >= 0:
         eviction["deleteOptions"] = {"gracePeriodSeconds": args.grace_period}
@@ -171,10 +188,10 @@ async def drain_node(api: Any, rt: Any, node: str, args: argparse.Namespace, tim
         for i, pod in enumerate(pods):
             m = pod["metadata"]
             if i in retry_at and rt.now >= retry_at[i]:
-                print(f"evicting pod {m['namespace']}/{m['name']}")
+                print(f"evicting pod {m['namespace']}/{m['name']}{suffix}")
                 try:
                     api.evict(m["name"], {**eviction, "metadata": {"name": m["name"], "namespace": m["namespace"]}},
-                              namespace=m["namespace"])
+                              namespace=m["namespace"], dry_run=dry_run == "server")
                 except errors.TooManyRequests as e:
                     print(f'error when evicting pods/"{m["name"]}" -n "{m["namespace"]}" (will retry after '
                           f'{RETRY_SECONDS}s): {e.message}', file=sys.stderr)
@@ -187,7 +204,8 @@ async def drain_node(api: Any, rt: Any, node: str, args: argparse.Namespace, tim
                     msg = f'error when evicting pods/"{m["name"]}" -n "{m["namespace"]}": {e.message}'
                     raise DrainError(msg, [f"error: {msg}"]) from None
                 del retry_at[i]
-                waiting[i] = m["uid"]
+                if dry_run == "none":
+                    waiting[i] = m["uid"]
             elif i in waiting:
                 try:
                     gone = api.get("pods", m["name"], namespace=m["namespace"])["metadata"]["uid"] != waiting[i]
@@ -210,6 +228,7 @@ async def drain_node(api: Any, rt: Any, node: str, args: argparse.Namespace, tim
 
 def run(args: argparse.Namespace) -> int:
     timeout = parse_duration(args.timeout, allow_negative=False) or WAIT_LIMIT
+    dry = dry_run_strategy(args.dry_run)
     failures: list[str] = []
 
     async def body(cluster, rt) -> None:
@@ -217,14 +236,14 @@ def run(args: argparse.Namespace) -> int:
         targets = node_targets(api, args.nodes, args.selector)
         for t in targets:
             try:
-                print(cordon(api, t.name, True))
+                print(cordon(api, t.name, True, dry_run=dry))
             except errors.StatusError as e:
                 failures.append(server_error(e))
                 return
         drained: set[str] = set()
         for t in targets:
             try:
-                await drain_node(api, rt, t.name, args, timeout)
+                await drain_node(api, rt, t.name, args, timeout, dry)
             except DrainError as e:
                 print(f'error: unable to drain node "{t.name}" due to error: {e}, continuing command...',
                       file=sys.stderr)
@@ -235,9 +254,9 @@ def run(args: argparse.Namespace) -> int:
                 failures.extend(e.lines)
                 return
             drained.add(t.name)
-            print(f"node/{t.name} drained")
+            print(f"node/{t.name} drained{dry_run_suffix(dry)}")
 
-    run_write(args, body, failures=failures)
+    run_write(args, body, dry_run=dry != "none", failures=failures)
     for line in failures:
         print(line, file=sys.stderr)
     return 1 if failures else 0

@@ -10,6 +10,14 @@ for ``k8semu replay``, :class:`~k8semu.timeline.rerun.ClientWaits`), and
 creates it again (``deployment.apps "web" deleted`` then
 ``deployment.apps/web replaced``), as kubectl. ``--validate=strict|warn|ignore`` as ``apply``'s
 (:mod:`k8semu.cli.validate`). Then the cluster settles (or runs ``--for``).
+
+``--dry-run=client|server`` as kubectl's: client sends nothing and prints
+``deployment.apps/web replaced (dry run)`` (``-o``: the manifest's object with
+its namespace), server sends the PUT with ``dryRun=All`` and prints ``…
+replaced (server dry run)`` (``-o``: the server's answer); the log is left as
+it was. With ``--force`` it is kubectl's ``error: --dry-run can not be used
+when --force is set``. ``-o yaml|json|name`` prints the objects instead of the
+lines (:class:`~k8semu.cli.commands.create.ObjectPrinter`).
 """
 
 from __future__ import annotations
@@ -19,9 +27,10 @@ import sys
 
 from ...api import errors
 from ...timeline.rerun import ClientWaits
-from ..output import die, display_name, server_error
+from ..output import die, display_name, dry_run_suffix, server_error
 from ..targets import add_run_flags, resolve_args, run_write
 from ..validate import add_validate_flag, field_validation, unknown_field_warnings
+from .create import ObjectPrinter, add_dry_run_flag, add_output_flag, dry_run_strategy
 
 FIELD_MANAGER = "kubectl-replace"
 
@@ -33,6 +42,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("-n", "--namespace")
     r.add_argument("--force", action="store_true", help="delete and re-create the objects")
     r.add_argument("--grace-period", type=int, default=-1)
+    add_dry_run_flag(r)
+    add_output_flag(r)
     add_run_flags(r)
     add_validate_flag(r)
     r.set_defaults(func=run, resources=[])
@@ -41,6 +52,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if not args.filename:
         return die("must specify --filename to replace")
+    dry = dry_run_strategy(args.dry_run)
+    if dry != "none" and args.force:
+        return die("--dry-run can not be used when --force is set")
+    printer = ObjectPrinter(args.output)
+    suffix = dry_run_suffix(dry)
     failures: list[str] = []
     validation = field_validation(args.validate)
 
@@ -69,17 +85,20 @@ def run(args: argparse.Namespace) -> int:
                         await ClientWaits(rt).until(gone)
                     except errors.NotFound:
                         pass
-                    api.create(t.info, t.obj, namespace=t.namespace, field_manager=FIELD_MANAGER,
-                               field_validation=validation)
+                    out = api.create(t.info, t.obj, namespace=t.namespace, field_manager=FIELD_MANAGER,
+                                     field_validation=validation)
+                elif dry == "client":
+                    out = t.obj if t.namespace is None else {
+                        **t.obj, "metadata": {**t.obj.get("metadata", {}), "namespace": t.namespace}}
                 else:
-                    api.update(t.info, t.obj, namespace=t.namespace, field_manager=FIELD_MANAGER,
-                               field_validation=validation)
+                    out = api.update(t.info, t.obj, namespace=t.namespace, field_manager=FIELD_MANAGER,
+                                     field_validation=validation, dry_run=dry == "server")
             except errors.StatusError as e:
                 failures.append(server_error(e, context))
                 continue
-            print(f"{display_name(t.info, t.name)} replaced")
+            printer.print(out, f"{display_name(t.info, t.name)} replaced{suffix}")
 
-    run_write(args, body, failures=failures)
+    run_write(args, body, dry_run=dry != "none", failures=failures)
     for line in failures:
         print(line, file=sys.stderr)
     return 1 if failures else 0

@@ -15,7 +15,15 @@
   revision's pod template as ``kubectl describe`` prints it. Read-only.
 - ``undo`` is client-side, as kubectl ≥ 1.2x: the ReplicaSet of the wanted
   revision is found and the Deployment's template JSON-patched back to it
-  (:func:`k8semu.controllers.deployment.rollback_patch`).
+  (:func:`k8semu.controllers.deployment.rollback_patch`). ``--dry-run=client``
+  sends nothing and prints, as kubectl's rollbacker, that revision's pod
+  template (``deployment.apps/web Pod Template:`` then ``describe``'s lines,
+  then `` (dry run)`` on a line of its own) — before the paused and
+  "already matches" checks, which only a real or server-side undo makes;
+  ``--dry-run=server`` sends the patch with ``dryRun=All`` (``deployment.apps/web
+  rolled back (server dry run)``). ``-o yaml|json|name`` prints the Deployment as
+  it was read (kubectl's ``info.Object``, typed) instead of the line. A dry run
+  leaves the log as it was.
 - ``restart`` sets the template annotation ``kubectl.kubernetes.io/restartedAt``
   to the virtual time (RFC 3339); ``pause`` / ``resume`` set ``spec.paused``.
 
@@ -33,14 +41,16 @@ from ...api import errors
 from ...api.apiserver import STRATEGIC_MERGE_PATCH
 from ...api.meta import is_controlled_by
 from ...controllers.deployment import RollbackError, restart_patch, rollback_patch
+from ...controllers.deployment.rollback import _find_revision
 from ...timeline.rerun import ClientWaits
 from ..durations import parse_duration
 from ..describe import PrefixWriter, describe_pod_template
-from ..output import display_name, server_error
+from ..output import display_name, dry_run_suffix, server_error
 from ..printing import tabwrite
 from ..session import open_cluster
 from ..session import WAIT_LIMIT
 from ..targets import Target, add_run_flags, add_target_flags, resolve_args, run_write
+from .create import ObjectPrinter, add_dry_run_flag, add_output_flag, dry_run_strategy
 
 FIELD_MANAGER = "kubectl-rollout"
 REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
@@ -62,6 +72,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     u = acts.add_parser("undo", help="roll back to a previous revision")
     add_target_flags(u, all_=False)
     u.add_argument("--to-revision", type=int, default=0, help="the revision (0: the previous one)")
+    add_dry_run_flag(u)
+    add_output_flag(u)
     add_run_flags(u)
     u.set_defaults(func=lambda a: run_change(a, "undo"))
     for verb in ("restart", "pause", "resume"):
@@ -271,8 +283,10 @@ def run_history(args: argparse.Namespace) -> int:
 
 # --------------------------------------------------------------------------- undo / restart / pause / resume
 
-def _change(api: Any, t: Target, verb: str, to_revision: int) -> str:
-    """Send one of undo / restart / pause / resume; returns the line to print.
+def _change(api: Any, t: Target, verb: str, to_revision: int,
+            dry_run: str = "none") -> tuple[str, dict[str, Any]]:
+    """Send one of undo / restart / pause / resume (``dry_run``: undo's ``--dry-run``); returns
+    the line to print and the Deployment as read before.
 
     Raises:
         RollbackError / ValueError: kubectl's refusal (message after ``error: ``).
@@ -282,11 +296,19 @@ def _change(api: Any, t: Target, verb: str, to_revision: int) -> str:
     d = api.get(t.info, t.name, namespace=t.namespace)
     if verb == "undo":
         rss = api.list("replicasets", namespace=t.namespace)["items"]
+        suffix = dry_run_suffix(dry_run)
+        if dry_run == "client":  # kubectl's rollbacker: the revision's template, as `rollout history --revision`
+            if to_revision < 0:
+                raise RollbackError(f"unable to find specified revision {to_revision} in history")
+            rs = _find_revision(d, [rs for rs in rss if is_controlled_by(rs, d)], to_revision)
+            w = PrefixWriter()
+            describe_pod_template(w, (rs.get("spec") or {}).get("template") or {})
+            return f"{name} {w.raw()}{suffix}", d
         plan = rollback_patch(d, rss, to_revision)
         if plan["patch"] is not None:
             api.patch(t.info, t.name, plan["patch"], plan["patchType"], namespace=t.namespace,
-                      field_manager=FIELD_MANAGER)
-        return plan["message"]
+                      field_manager=FIELD_MANAGER, dry_run=dry_run == "server")
+        return plan["message"] + suffix, d
     if verb == "restart":
         try:
             plan = restart_patch(d, api.timestamp())
@@ -294,7 +316,7 @@ def _change(api: Any, t: Target, verb: str, to_revision: int) -> str:
             raise ValueError(f'{t.info.qualified} "{t.name}" {e}') from None
         api.patch(t.info, t.name, plan["patch"], plan["patchType"], namespace=t.namespace,
                   field_manager=FIELD_MANAGER)
-        return plan["message"]
+        return plan["message"], d
     paused = bool((d.get("spec") or {}).get("paused"))
     if verb == "pause" and paused:
         raise ValueError(f'{t.info.qualified} "{t.name}" is already paused')
@@ -302,10 +324,12 @@ def _change(api: Any, t: Target, verb: str, to_revision: int) -> str:
         raise ValueError(f'{t.info.qualified} "{t.name}" is not paused')
     api.patch(t.info, t.name, {"spec": {"paused": True if verb == "pause" else None}}, STRATEGIC_MERGE_PATCH,
               namespace=t.namespace, field_manager=FIELD_MANAGER)
-    return f"{name} {'paused' if verb == 'pause' else 'resumed'}"
+    return f"{name} {'paused' if verb == 'pause' else 'resumed'}", d
 
 
 def run_change(args: argparse.Namespace, verb: str) -> int:
+    dry = dry_run_strategy(getattr(args, "dry_run", None))
+    ObjectPrinter(getattr(args, "output", None))  # (an unknown -o is an error before anything is sent)
     failures: list[str] = []
 
     async def body(cluster, rt) -> None:
@@ -317,13 +341,17 @@ def run_change(args: argparse.Namespace, verb: str) -> int:
                                 if verb != "undo" else f"error: no rollbacker has been implemented for \"{_gk(t)}\"")
                 continue
             try:
-                print(_change(api, t, verb, getattr(args, "to_revision", 0)))
+                line, obj = _change(api, t, verb, getattr(args, "to_revision", 0), dry)
             except errors.StatusError as e:
                 failures.append(server_error(e))
+                continue
             except ValueError as e:
                 failures.append(f"error: {e}")
+                continue
+            # (kubectl makes a printer per object: no "---" between them)
+            ObjectPrinter(getattr(args, "output", None)).print(obj, line, go_struct=True)
 
-    run_write(args, body, failures=failures)
+    run_write(args, body, dry_run=dry != "none", failures=failures)
     for line in failures:
         print(line, file=sys.stderr)
     return 1 if failures else 0

@@ -13,6 +13,14 @@ not found``. The change is a strategic merge patch (field manager
 ``kubectl-taint``) and the line ``node/node-1 tainted`` / ``untainted`` /
 ``modified``. Then the cluster settles (or runs ``--for``) — NoExecute
 taints evict pods that do not tolerate them.
+
+``--dry-run=client`` sends nothing, ``--dry-run=server`` sends the patch with
+``dryRun=All``; either way the log is left as it was and the line is the same
+``node/node-1 tainted`` — kubectl's taint adds no ``(dry run)`` to it. ``-o
+yaml|json|name`` prints the node instead, as each node's own printer
+(:class:`~k8semu.cli.commands.create.ObjectPrinter`): for client dry run the
+node with the new taints, as kubectl's typed node patched and then held
+unstructured (JSON keys sorted), else the server's answer (typed).
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ from ...api.apiserver import STRATEGIC_MERGE_PATCH
 from ...api.patch import create_two_way_merge_patch
 from ..output import server_error
 from ..targets import TargetError, add_run_flags, intermixed, resolve, resource_type, run_write
+from .create import ObjectPrinter, add_dry_run_flag, add_output_flag, dry_run_strategy, typed
 from .label import split_resources_and_pairs
 
 EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -39,6 +48,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("-l", "--selector", help="label selector of the nodes")
     t.add_argument("--all", dest="select_all", action="store_true", help="every node")
     t.add_argument("--overwrite", action="store_true", help="replace taints with the same key and effect")
+    add_dry_run_flag(t)
+    add_output_flag(t)
     add_run_flags(t)
     t.set_defaults(func=run)
 
@@ -128,6 +139,8 @@ def run(args: argparse.Namespace) -> int:
         print("error: at least one taint update is required", file=sys.stderr)
         return 1
     to_add, to_remove = parse_taints(specs)
+    dry = dry_run_strategy(args.dry_run)
+    ObjectPrinter(args.output)  # (an unknown -o is an error before anything is sent)
     failures: list[str] = []
 
     async def body(cluster, rt) -> None:
@@ -152,17 +165,22 @@ def run(args: argparse.Namespace) -> int:
                 spec = {**(node.get("spec") or {}), "taints": new}
                 if not new:
                     spec.pop("taints")
-                patch = create_two_way_merge_patch(node, {**node, "spec": spec}, "v1/Node")
-                api.patch(nodes, name, patch, STRATEGIC_MERGE_PATCH, field_manager=FIELD_MANAGER)
+                patched = {**node, "spec": spec}
+                if dry == "client":  # kubectl patches its typed node's JSON, then holds it unstructured
+                    patched = typed(patched)
+                else:
+                    patch = create_two_way_merge_patch(node, patched, "v1/Node")
+                    patched = api.patch(nodes, name, patch, STRATEGIC_MERGE_PATCH, field_manager=FIELD_MANAGER,
+                                        dry_run=dry == "server")
             except errors.StatusError as e:
                 failures.append(server_error(e))
                 continue
             except TargetError as e:
                 failures.append(f"error: {e}")
                 continue
-            print(f"node/{name} {op}")
+            ObjectPrinter(args.output).print(patched, f"node/{name} {op}", go_struct=dry != "client")
 
-    run_write(args, body, failures=failures)
+    run_write(args, body, dry_run=dry != "none", failures=failures)
     for line in failures:
         print(line, file=sys.stderr)
     return 1 if failures else 0
