@@ -7,8 +7,8 @@ in upstream's order:
 - ``NamespaceLifecycle``: no new objects in a missing or terminating
   namespace; ``default``, ``kube-system``, ``kube-public`` and
   ``kube-node-lease`` cannot be deleted.
-- ``LimitRanger``: container default requests/limits from LimitRanges, and
-  their min/max.
+- ``LimitRanger``: container default requests/limits from LimitRanges (noted
+  in the pod's ``kubernetes.io/limit-ranger`` annotation), and their min/max.
 - ``ServiceAccount``: ``serviceAccountName: default`` and the projected
   ``kube-api-access-*`` token volume mounted in every container.
 - ``Priority``: ``spec.priority`` (and ``preemptionPolicy``) from the pod's
@@ -16,7 +16,8 @@ in upstream's order:
 - ``DefaultTolerationSeconds``: not-ready / unreachable NoExecute tolerations
   for 300 s unless the pod has its own.
 - ``ResourceQuota``: refuses a create that would exceed a quota's ``hard``
-  limits, with upstream's ``exceeded quota`` message.
+  limits, with upstream's ``exceeded quota`` message, and a pod whose
+  containers do not set the cpu/memory a quota limits (``failed quota``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ if TYPE_CHECKING:
     from .apiserver import APIServer, RequestContext
 
 __all__ = ["AdmissionPlugin", "AdmissionChain", "default_admission_chain", "SYSTEM_PRIORITY_CLASSES"]
+
+#: The annotation LimitRanger writes on a pod it gave default requests/limits.
+LIMIT_RANGER_ANNOTATION = "kubernetes.io/limit-ranger"
 
 PROTECTED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
@@ -224,37 +228,58 @@ class LimitRanger(_Plugin):
         return [r.object for r in self.server.log.range(f"/registry/limitranges/{ns}/")]
 
     def admit(self, op, info, obj, old, ctx):
+        """Upstream's ``PodMutateLimitFunc`` for each LimitRange in turn (name order): the
+        ``Container`` items' ``default`` (limits) and ``defaultRequest`` (requests) fill in
+        what each container and init container leaves unset, and the pod is annotated
+        ``kubernetes.io/limit-ranger: LimitRanger plugin set: cpu, memory request for
+        container nginx; cpu, memory limit for container nginx`` (a later LimitRange that
+        sets something replaces the note)."""
         if op != "create" or info.kind != "Pod":
             return obj
         ranges = self._ranges(_ns_of(obj))
         if not ranges:
             return obj
-        spec = dict(obj["spec"])
+        spec = dict(obj.get("spec") or {})
         for field in ("initContainers", "containers"):
-            if not spec.get(field):
-                continue
-            out = []
-            for c in spec[field]:
-                res = dict(c.get("resources") or {})
-                req = dict(res.get("requests") or {})
-                lim = dict(res.get("limits") or {})
-                for lr in ranges:
-                    for item in (lr.get("spec") or {}).get("limits") or []:
-                        if item.get("type") != "Container":
-                            continue
-                        for r, q in (item.get("default") or {}).items():
-                            lim.setdefault(r, q)
-                        for r, q in (item.get("defaultRequest") or {}).items():
-                            req.setdefault(r, q)
-                for r, q in lim.items():
-                    req.setdefault(r, q)
-                if req:
-                    res["requests"] = req
-                if lim:
-                    res["limits"] = lim
-                out.append({**c, "resources": res})
-            spec[field] = out
-        return {**obj, "spec": spec}
+            if spec.get(field):
+                spec[field] = [dict(c) for c in spec[field]]
+        annotation = None
+        for lr in ranges:
+            def_req: dict[str, Any] = {}
+            def_lim: dict[str, Any] = {}
+            for item in (lr.get("spec") or {}).get("limits") or []:
+                if item.get("type") == "Container":
+                    def_req.update(item.get("defaultRequest") or {})
+                    def_lim.update(item.get("default") or {})
+            notes: list[str] = []
+            for field, prefix in (("containers", "container"), ("initContainers", "init container")):
+                for c in spec.get(field) or ():
+                    res = dict(c.get("resources") or {})
+                    req = dict(res.get("requests") or {})
+                    lim = dict(res.get("limits") or {})
+                    set_lim = [r for r in def_lim if r not in lim]
+                    set_req = [r for r in def_req if r not in req]
+                    for r in set_lim:
+                        lim[r] = def_lim[r]
+                    for r in set_req:
+                        req[r] = def_req[r]
+                    if set_req:
+                        notes.append(f"{', '.join(sorted(set_req))} request for {prefix} {c.get('name', '')}")
+                    if set_lim:
+                        notes.append(f"{', '.join(sorted(set_lim))} limit for {prefix} {c.get('name', '')}")
+                    if set_req or set_lim:
+                        if req:
+                            res["requests"] = req
+                        if lim:
+                            res["limits"] = lim
+                        c["resources"] = res
+            if notes:
+                annotation = "LimitRanger plugin set: " + "; ".join(notes)
+        if annotation is None:
+            return obj
+        meta = dict(obj.get("metadata") or {})
+        meta["annotations"] = {**(meta.get("annotations") or {}), LIMIT_RANGER_ANNOTATION: annotation}
+        return {**obj, "metadata": meta, "spec": spec}
 
     def validate(self, op, info, obj, old, ctx):
         if op != "create" or info.kind != "Pod":
@@ -286,6 +311,16 @@ class LimitRanger(_Plugin):
 
 
 class ResourceQuotaAdmission(_Plugin):
+    """Upstream's ``CheckRequest`` for a create, over the namespace's quotas in name order.
+
+    First, for every quota that matches the object (its ``hard`` names a resource the
+    object's evaluator tracks, and its scopes match), the evaluator's constraints: a pod
+    under a quota of ``requests.cpu``, ``limits.memory``… must set them in every
+    container, else ``failed quota: <quota>: must specify limits.memory for: p1;
+    requests.cpu for: p1``. Then each matching quota is charged: ``exceeded quota:
+    <quota>, requested: …, used: …, limited: …`` when it would go over.
+    """
+
     name = "ResourceQuota"
 
     def validate(self, op, info, obj, old, ctx):
@@ -295,16 +330,29 @@ class ResourceQuotaAdmission(_Plugin):
         quotas = [r.object for r in self.server.log.range(f"/registry/resourcequotas/{ns}/")]
         if not quotas:
             return
-        from .quota import usage_delta, namespace_usage
+        from .quantity import parse_quantity
+        from .quota import namespace_usage, pod_constraints, quota_usage, scopes_match, usage_delta
 
+        name = obj["metadata"].get("name", "")
+        matching = [q for q in quotas if scopes_match(q, info, obj)]
+        if info.kind == "Pod":
+            for q in matching:
+                hard = (q.get("spec") or {}).get("hard") or {}
+                err = pod_constraints(hard, obj)
+                if err:
+                    raise errors.Forbidden.for_resource(
+                        info.plural, info.group, name, f"failed quota: {q['metadata']['name']}: {err}")
         delta = usage_delta(info, obj)
         if not delta:
             return
-        used = namespace_usage(self.server.log, ns)
-        from .quantity import parse_quantity
-
-        for q in quotas:
+        unscoped = None
+        for q in matching:
             hard = (q.get("spec") or {}).get("hard") or {}
+            if not any(r in delta for r in hard):
+                continue
+            if unscoped is None:
+                unscoped = namespace_usage(self.server.log, ns)
+            used = quota_usage(self.server.log, ns, q, unscoped)
             bad = []
             for r in sorted(hard):
                 if r not in delta:
@@ -317,7 +365,7 @@ class ResourceQuotaAdmission(_Plugin):
                 usd = ",".join(f"{r}={used.get(r, parse_quantity(0))}" for r in bad)
                 lim = ",".join(f"{r}={hard[r]}" for r in bad)
                 raise errors.Forbidden.for_resource(
-                    info.plural, info.group, obj["metadata"].get("name", ""),
+                    info.plural, info.group, name,
                     f"exceeded quota: {q['metadata']['name']}, requested: {req}, used: {usd}, limited: {lim}",
                 )
 

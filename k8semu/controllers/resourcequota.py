@@ -4,7 +4,8 @@ As upstream's ``pkg/controller/resourcequota`` (actor
 ``resourcequota-controller``): ``status.hard`` mirrors ``spec.hard`` and
 ``status.used`` holds, for every resource named in ``hard``, what the
 namespace uses now (:mod:`k8semu.api.quota`, shared with the ResourceQuota
-admission plugin). A quota is recomputed when it changes and when an object it
+admission plugin); a quota with ``scopes`` or a ``scopeSelector`` counts only
+the pods in its scopes. A quota is recomputed when it changes and when an object it
 counts changes in its namespace.
 """
 
@@ -15,7 +16,7 @@ from typing import Any
 from ..api import errors
 from ..api.apiserver import APIServer
 from ..api.quantity import parse_quantity
-from ..api.quota import namespace_usage
+from ..api.quota import namespace_usage, quota_usage
 from ..client.component import Component
 from ..client.informer import EventHandler
 
@@ -63,7 +64,7 @@ class ResourceQuotaController(Component):
             return
         used = namespace_usage(self.api.log, namespace)
         for quota in quotas:
-            status = quota_status(quota, used)
+            status = quota_status(quota, quota_usage(self.api.log, namespace, quota, used))
             if quota.get("status") == status:
                 continue
             try:
