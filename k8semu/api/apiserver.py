@@ -317,6 +317,8 @@ class APIServer:
         # then the registry's PrepareForCreate and validation
         obj = self._default(obj)
         obj = self.admission.admit("create", info, obj, None, ctx)
+        if info.kind == "Service":
+            obj = self._service_begin(obj, None)
         obj = strategy.prepare_for_create(obj)
         if info.kind == "Job":
             from .defaults import job_prepare_for_create
@@ -710,6 +712,8 @@ class APIServer:
             obj = _patch_allocated_values(obj, old)
         obj = self._default(obj)
         obj = self.admission.admit("update", info, obj, old, ctx)
+        if info.kind == "Service" and not subresource:
+            obj = self._service_begin(obj, old)
         obj = strategy.prepare_for_update(obj, old, subresource)
         self._validate(obj, old)
         self.admission.validate("update", info, obj, old, ctx)
@@ -1108,32 +1112,139 @@ class APIServer:
                             self.timestamp(), subresource=subresource)
 
     # ------------------------------------------------------------------ allocation
+    # Service ClusterIPs and NodePorts are derived from the stored Services (there is no
+    # allocator state to release: deleting a Service, or a change of type that drops its
+    # nodePorts / clusterIP, frees them for the next request), as upstream's allocators
+    # (pkg/registry/core/service/{ipallocator,portallocator}) with the service registry's
+    # hooks (storage/alloc.go): values a request names are checked before the strategy and
+    # validation run (:meth:`_service_begin`), values left to the server are picked from
+    # the cluster's seeded RNG once the write is known to succeed (:meth:`_allocate`).
+    def _service_begin(self, obj: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
+        """The service registry's ``beginCreate`` / ``beginUpdate``: ``normalizeClusterIPs``,
+        then ``initIPFamilyFields``' check of the clusterIP fields and the allocation of the
+        clusterIPs, nodePorts and healthCheckNodePort the request names (422 ``Invalid`` with
+        the allocator's reason: out of range, already allocated)."""
+        from .validation import GoValue, _go_str_slice, service_cluster_ips_errors
+
+        name = _meta(obj).get("name") or ""
+        spec = dict(obj.get("spec") or {})
+        ospec = (old or {}).get("spec") or {}
+        _normalize_cluster_ips(spec, ospec if old is not None else None)
+        obj = {**obj, "spec": spec}
+        stype = spec.get("type")
+        if stype != "ExternalName":
+            bad = service_cluster_ips_errors(obj)
+            if bad:
+                raise errors.Invalid("Service", "", name, bad)
+        own = None if old is None else _meta(old)
+        own_key = None if own is None else f"/registry/services/{own.get('namespace')}/{own.get('name')}"
+        cips = list(spec.get("clusterIPs") or [])
+        if (stype != "ExternalName" and (old is None or ospec.get("type") == "ExternalName")
+                and cips and cips[0] != "None"):
+            used_ips = {ip for rec in self.log.range("/registry/services/") if rec.key != own_key
+                        for ip in (rec.object.get("spec") or {}).get("clusterIPs") or ()}
+            for ip in cips:
+                reason = self._cluster_ip_unavailable(ip, used_ips)
+                if reason:
+                    raise errors.Invalid("Service", "", name, [errors.FieldError.invalid(
+                        "spec.clusterIPs", GoValue(cips, _go_str_slice(cips)),
+                        f"failed to allocate IP {ip}: {reason}")])
+        if stype not in ("NodePort", "LoadBalancer"):
+            return obj
+        used = self._used_node_ports(exclude=own_key)
+        old_ports = {p.get("nodePort") for p in ospec.get("ports") or () if p.get("nodePort")} \
+            if old is not None and ospec.get("type") in ("NodePort", "LoadBalancer") else set()
+        taken: set[int] = set()  # this request's (upstream: one PortAllocationOperation)
+        by_port: dict[Any, Any] = {}
+        for i, p in enumerate(spec.get("ports") or ()):
+            np_ = p.get("nodePort") if isinstance(p, dict) else None
+            if not np_ or np_ in old_ports:
+                continue
+            if old is None:
+                # initNodePorts: ports with the same number share the first one's nodePort
+                if by_port.get(p.get("port")) == np_:
+                    continue
+                by_port.setdefault(p.get("port"), np_)
+            elif np_ in taken:
+                continue
+            reason = self._node_port_unavailable(np_, used | taken)
+            if reason:
+                raise errors.Invalid("Service", "", name, [errors.FieldError.invalid(
+                    f"spec.ports[{i}].nodePort", np_, reason)])
+            taken.add(np_)
+        hc = spec.get("healthCheckNodePort")
+        if hc and _needs_hc_node_port(spec) and (old is None or not _needs_hc_node_port(ospec)):
+            reason = self._node_port_unavailable(hc, used | taken)
+            if reason:
+                raise _internal_error(f"failed to allocate requested HealthCheck NodePort {hc}: {reason}")
+        return obj
+
+    def _cluster_ip_unavailable(self, ip: str, used: set[str]) -> str:
+        """Why ``ip`` cannot be allocated ("" if it can), in the words of the v1.33 allocators
+        (the ServiceCIDR MetaAllocator, then the dual-written bitmap)."""
+        net = self.service_cidr
+        try:
+            addr = ipaddress.ip_address(ip)
+        except ValueError:
+            return f"failed to parse service IP {ip!r}"
+        if addr.version != net.version or addr not in net:
+            return "the provided network does not match the current range"
+        if addr in (net.network_address, net.broadcast_address):
+            return f"the provided IP ({ip}) is not in the valid range. The range of valid IPs is {net}"
+        if ip in used:
+            return "provided IP is already allocated"
+        return ""
+
+    def _node_port_unavailable(self, port: Any, used: set[int]) -> str:
+        lo, hi = self.node_port_range
+        if not isinstance(port, int) or not lo <= port <= hi:
+            return f"provided port is not in the valid range. The range of valid ports is {lo}-{hi}"
+        if port in used:
+            return "provided port is already allocated"
+        return ""
+
     def _allocate(self, info: ResourceInfo, obj: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
+        """Pick what a Service leaves to the server: a clusterIP (unless ExternalName or
+        headless), a nodePort for each port of a NodePort / LoadBalancer Service without one
+        (not when ``allocateLoadBalancerNodePorts`` is false; on create, ports with the same
+        number share one, as ``initNodePorts``), and a healthCheckNodePort for a
+        LoadBalancer with ``externalTrafficPolicy: Local``."""
         if info.kind != "Service":
             return obj
         spec = dict(obj.get("spec") or {})
+        ospec = (old or {}).get("spec") or {}
         changed = False
         if spec.get("type") != "ExternalName" and not spec.get("clusterIP"):
-            if old is not None and (old.get("spec") or {}).get("clusterIP"):
-                spec["clusterIP"] = old["spec"]["clusterIP"]
-            else:
-                spec["clusterIP"] = self._allocate_cluster_ip()
+            spec["clusterIP"] = self._allocate_cluster_ip()
             spec["clusterIPs"] = [spec["clusterIP"]]
             changed = True
         elif spec.get("clusterIP") and not spec.get("clusterIPs"):
             spec["clusterIPs"] = [spec["clusterIP"]]
             changed = True
-        if spec.get("type") in ("NodePort", "LoadBalancer"):
+        stype = spec.get("type")
+        if stype == "NodePort" or (stype == "LoadBalancer" and spec.get("allocateLoadBalancerNodePorts") is not False):
             used = self._used_node_ports()
-            old_ports = {p.get("port"): p.get("nodePort") for p in ((old or {}).get("spec") or {}).get("ports") or []}
+            shared: dict[Any, int] = {}
+            if old is None:
+                for p in spec.get("ports") or []:
+                    if p.get("nodePort"):
+                        shared.setdefault(p.get("port"), p["nodePort"])
             ports = []
             for p in spec.get("ports") or []:
                 if not p.get("nodePort"):
-                    p = {**p, "nodePort": old_ports.get(p.get("port")) or self._pick_node_port(used)}
-                    used.add(p["nodePort"])
+                    np_ = shared.get(p.get("port")) or self._pick_node_port(used)
+                    p = {**p, "nodePort": np_}
+                    used.add(np_)
+                    if old is None:
+                        shared.setdefault(p.get("port"), np_)
                     changed = True
                 ports.append(p)
             spec["ports"] = ports
+        if (_needs_hc_node_port(spec) and not spec.get("healthCheckNodePort")
+                and (old is None or not _needs_hc_node_port(ospec))):
+            used = self._used_node_ports() | {p.get("nodePort") for p in spec.get("ports") or ()}
+            spec["healthCheckNodePort"] = self._pick_node_port(used)
+            changed = True
         return {**obj, "spec": spec} if changed else obj
 
     def _allocate_cluster_ip(self) -> str:
@@ -1146,19 +1257,31 @@ class APIServer:
         # upstream reserves the low 1/16 (min 16, max 256) of the range for static IPs
         static = max(16, min(256, size // 16))
         start = self.rng.randrange(static, size - 1)
-        for i in range(size - 2):
+        for i in range(size - 1 - static):
             off = static + (start - static + i) % (size - 1 - static)
             ip = str(net.network_address + off)
             if ip not in used:
                 return ip
-        raise errors.InternalError("failed to allocate a serviceIP: range is full")
+        # the upper range is full: the lower one, as upstream's allocateNextService
+        start = self.rng.randrange(1, static)
+        for i in range(static - 1):
+            ip = str(net.network_address + 1 + (start - 1 + i) % (static - 1))
+            if ip not in used:
+                return ip
+        raise _internal_error("failed to allocate a serviceIP: range is full")
 
-    def _used_node_ports(self) -> set[int]:
+    def _used_node_ports(self, exclude: str | None = None) -> set[int]:
+        """The nodePorts and healthCheckNodePorts of the stored Services (but ``exclude``'s)."""
         used = set()
         for rec in self.log.range("/registry/services/"):
-            for p in (rec.object.get("spec") or {}).get("ports") or ():
+            if rec.key == exclude:
+                continue
+            spec = rec.object.get("spec") or {}
+            for p in spec.get("ports") or ():
                 if p.get("nodePort"):
                     used.add(p["nodePort"])
+            if spec.get("healthCheckNodePort"):
+                used.add(spec["healthCheckNodePort"])
         return used
 
     def _pick_node_port(self, used: set[int]) -> int:
@@ -1168,7 +1291,7 @@ class APIServer:
             port = lo + (start - lo + i) % (hi - lo + 1)
             if port not in used:
                 return port
-        raise errors.InternalError("failed to allocate a nodePort: range is full")
+        raise _internal_error("failed to allocate a nodePort: range is full")
 
 
 _APPLIED = "\x00applied"  # the same marker as k8semu.api.apply.APPLIED
@@ -1190,6 +1313,35 @@ def _default_manager(ctx: RequestContext) -> str:
     if actor.endswith("-controller") or actor.endswith("-collector") or actor.endswith("-publisher"):
         return "kube-controller-manager"
     return actor
+
+
+def _internal_error(err: str) -> errors.InternalError:
+    """apimachinery's ``NewInternalError(err)``: 500 ``Internal error occurred: <err>``."""
+    return errors.InternalError(f"Internal error occurred: {err}", details={"causes": [{"message": err}]})
+
+
+def _needs_hc_node_port(spec: dict[str, Any]) -> bool:
+    """Upstream's ``apiservice.NeedsHealthCheck``."""
+    return spec.get("type") == "LoadBalancer" and spec.get("externalTrafficPolicy") == "Local"
+
+
+def _normalize_cluster_ips(spec: dict[str, Any], old_spec: dict[str, Any] | None) -> None:
+    """Upstream's ``normalizeClusterIPs`` (in place): keep ``clusterIPs`` in step with a
+    ``clusterIP`` the client set or changed alone (an old client, or a merge patch)."""
+    cip, cips = spec.get("clusterIP") or "", list(spec.get("clusterIPs") or [])
+    if old_spec is None:
+        if cip and not cips:
+            spec["clusterIPs"] = [cip]
+        return
+    ocip, ocips = old_spec.get("clusterIP") or "", list(old_spec.get("clusterIPs") or [])
+    if ocips and not cips and ocip == cip:
+        spec["clusterIPs"] = cips = ocips
+    if ocip != cip:
+        if ocip and not cip:
+            if ocips == cips:
+                spec.pop("clusterIPs", None)
+        elif ocips == cips:
+            spec["clusterIPs"] = [cip]
 
 
 def _patch_allocated_values(new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:

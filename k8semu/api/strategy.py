@@ -144,6 +144,8 @@ def prepare_for_update(obj: dict[str, Any], old: dict[str, Any], subresource: st
         obj["status"] = old["status"]
     elif has_status(kind):
         obj.pop("status", None)
+    if kind == "Service":
+        obj = drop_type_dependent_fields(obj, old)
     if tracks_generation(kind):
         gen = old_meta.get("generation", 1)
         if spec_changed(obj, old) or (
@@ -153,6 +155,60 @@ def prepare_for_update(obj: dict[str, Any], old: dict[str, Any], subresource: st
         meta["generation"] = gen
     obj["metadata"] = meta
     return obj
+
+
+def _needs_node_port(spec: dict[str, Any]) -> bool:
+    return spec.get("type") in ("NodePort", "LoadBalancer")
+
+
+def _needs_hc_node_port(spec: dict[str, Any]) -> bool:
+    return spec.get("type") == "LoadBalancer" and spec.get("externalTrafficPolicy") == "Local"
+
+
+def drop_type_dependent_fields(obj: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
+    """A Service update that changes ``type`` drops what the old type had and the new one
+    does not take, when the update kept the old value (upstream's service strategy
+    ``dropTypeDependentFields``): ``clusterIP(s)`` / ``ipFamilies`` / ``ipFamilyPolicy`` for
+    ExternalName, the ``nodePort`` s (unless new ones were added), ``healthCheckNodePort``,
+    ``allocateLoadBalancerNodePorts``, ``loadBalancerClass`` and ``externalTrafficPolicy``;
+    and the load-balancer status of a Service that is no longer a LoadBalancer. The apiserver
+    releases what was allocated (its allocation is derived from the stored Services)."""
+    ospec, spec = old.get("spec") or {}, dict(obj.get("spec") or {})
+    before = dict(spec)
+    if ospec.get("type") != "ExternalName" and spec.get("type") == "ExternalName":
+        if (ospec.get("clusterIP") or "") == (spec.get("clusterIP") or "") and \
+                list(ospec.get("clusterIPs") or []) == list(spec.get("clusterIPs") or []):
+            spec.pop("clusterIP", None)
+            spec.pop("clusterIPs", None)
+        if ospec.get("ipFamilies") == spec.get("ipFamilies"):
+            spec.pop("ipFamilies", None)
+        if ospec.get("ipFamilyPolicy") == spec.get("ipFamilyPolicy"):
+            spec.pop("ipFamilyPolicy", None)
+
+    def node_ports(s: dict[str, Any]) -> set[int]:
+        return {p.get("nodePort") for p in s.get("ports") or () if isinstance(p, dict) and p.get("nodePort")}
+
+    if _needs_node_port(ospec) and not _needs_node_port(spec) and node_ports(spec) <= node_ports(ospec):
+        spec["ports"] = [{k: v for k, v in p.items() if k != "nodePort"} if isinstance(p, dict) else p
+                         for p in spec.get("ports") or ()]
+        if not spec["ports"] and "ports" not in before:
+            spec.pop("ports")
+    if _needs_hc_node_port(ospec) and not _needs_hc_node_port(spec) and \
+            ospec.get("healthCheckNodePort") == spec.get("healthCheckNodePort"):
+        spec.pop("healthCheckNodePort", None)
+    if ospec.get("type") == "LoadBalancer" and spec.get("type") != "LoadBalancer":
+        if spec.get("allocateLoadBalancerNodePorts") is not None and \
+                ospec.get("allocateLoadBalancerNodePorts") == spec.get("allocateLoadBalancerNodePorts"):
+            spec.pop("allocateLoadBalancerNodePorts")
+        if ospec.get("loadBalancerClass") == spec.get("loadBalancerClass"):
+            spec.pop("loadBalancerClass", None)
+    if _needs_node_port(ospec) and not _needs_node_port(spec) and \
+            ospec.get("externalTrafficPolicy") == spec.get("externalTrafficPolicy"):
+        spec.pop("externalTrafficPolicy", None)
+    out = {**obj, "spec": spec} if spec != before else dict(obj)
+    if spec.get("type") != "LoadBalancer" and (out.get("status") or {}).get("loadBalancer"):
+        out["status"] = {**out["status"], "loadBalancer": {}}
+    return out
 
 
 def graceful_delete_seconds(obj: dict[str, Any], requested: int | None) -> int:

@@ -1309,6 +1309,55 @@ def parse_cron_schedule(spec: str) -> None:
 # ---------------------------------------------------------------------------- core kinds
 
 
+_IP_MSG = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
+
+
+def _parse_ip(v: Any) -> Any:
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(v) if isinstance(v, str) else None
+    except ValueError:
+        return None
+
+
+def service_cluster_ips_errors(obj: dict) -> list[FieldError]:
+    """Upstream's ``ValidateServiceClusterIPsRelatedFields``: ``clusterIP`` and ``clusterIPs``
+    in sync, each a valid IP (``None`` first and alone), at most one per family. The service
+    registry also runs it before allocating (its ``initIPFamilyFields``), so a bad value is
+    reported on its own there."""
+    spec = obj.get("spec") or {}
+    if spec.get("type") == "ExternalName":
+        return []
+    errs: list[FieldError] = []
+    cip, cips = spec.get("clusterIP") or "", list(spec.get("clusterIPs") or [])
+    if cip:
+        if not cips:
+            errs.append(FieldError.required("spec.clusterIPs"))
+        elif cips[0] != cip:
+            errs.append(FieldError.invalid("spec.clusterIPs", _go_strings(cips), "first value must match `clusterIP`"))
+    elif cips:
+        errs.append(FieldError.invalid("spec.clusterIPs", _go_strings(cips),
+                                       "must be empty when `clusterIP` is not specified"))
+    bad = False
+    for i, ip in enumerate(cips):
+        if i == 0 and ip == "None":
+            if len(cips) > 1:
+                bad = True
+                errs.append(FieldError.invalid("spec.clusterIPs", _go_strings(cips),
+                                               "'None' must be the first and only value"))
+            continue
+        if _parse_ip(ip) is None:
+            bad = True
+            errs.append(FieldError.invalid(_idx("spec.clusterIPs", i), ip, _IP_MSG))
+    if len(cips) > 2:
+        errs.append(FieldError.invalid("spec.clusterIPs", _go_strings(cips), "may only hold up to 2 values"))
+    if not bad and len(cips) == 2 and _parse_ip(cips[0]).version == _parse_ip(cips[1]).version:
+        errs.append(FieldError.invalid("spec.clusterIPs", _go_strings(cips),
+                                       "may specify no more than one IP for each IP family"))
+    return errs
+
+
 def _validate_service(errs: list[FieldError], obj: dict, old: dict | None) -> None:
     spec = obj.get("spec") or {}
     stype = spec.get("type") or ""
@@ -1320,7 +1369,17 @@ def _validate_service(errs: list[FieldError], obj: dict, old: dict | None) -> No
         else:
             errs.append(FieldError.not_supported("spec.type", stype,
                                                  ["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"]))
+    if stype in ("NodePort", "LoadBalancer") and headless:
+        errs.append(FieldError.invalid("spec.clusterIPs[0]", "None", f"may not be set to 'None' for {stype} services"))
     if stype == "ExternalName":
+        # the strategy sets clusterIPs from clusterIP, and drops them (and the family fields)
+        # on a change of type that kept them (dropTypeDependentFields)
+        if spec.get("clusterIPs") or spec.get("clusterIP"):
+            errs.append(FieldError.forbidden("spec.clusterIPs", "may not be set for ExternalName services"))
+        if spec.get("ipFamilies"):
+            errs.append(FieldError.forbidden("spec.ipFamilies", "may not be set for ExternalName services"))
+        if spec.get("ipFamilyPolicy") is not None:
+            errs.append(FieldError.forbidden("spec.ipFamilyPolicy", "may not be set for ExternalName services"))
         ext = spec.get("externalName") or ""
         if not ext:
             errs.append(FieldError.required("spec.externalName"))
@@ -1368,13 +1427,23 @@ def _validate_service(errs: list[FieldError], obj: dict, old: dict | None) -> No
         errs.append(FieldError.required("spec.sessionAffinity"))
     elif affinity not in ("ClientIP", "None"):
         errs.append(FieldError.not_supported("spec.sessionAffinity", affinity, ["ClientIP", "None"]))
+    if spec.get("clusterIP") and "clusterIPs" not in spec:
+        # what the registry's normalizeClusterIPs gives before validation runs
+        obj = {**obj, "spec": {**spec, "clusterIPs": [spec["clusterIP"]]}}
+    errs.extend(service_cluster_ips_errors(obj))
     etp = spec.get("externalTrafficPolicy")
     if etp:
-        if stype not in ("NodePort", "LoadBalancer"):
+        # upstream's apiservice.ExternallyAccessible
+        if not (stype in ("NodePort", "LoadBalancer") or (stype == "ClusterIP" and spec.get("externalIPs"))):
             errs.append(FieldError.invalid("spec.externalTrafficPolicy", etp,
-                                           "may only be set when `type` is 'NodePort' or 'LoadBalancer'"))
+                                           "may only be set for externally-accessible services"))
         elif etp not in ("Cluster", "Local"):
             errs.append(FieldError.not_supported("spec.externalTrafficPolicy", etp, ["Cluster", "Local"]))
+    hc = spec.get("healthCheckNodePort")
+    if hc and not (stype == "LoadBalancer" and etp == "Local"):
+        errs.append(FieldError.invalid("spec.healthCheckNodePort", hc,
+                                       "may only be set when `type` is 'LoadBalancer' and "
+                                       "`externalTrafficPolicy` is 'Local'"))
     itp = spec.get("internalTrafficPolicy")
     if itp is not None and itp not in ("Cluster", "Local"):
         errs.append(FieldError.not_supported("spec.internalTrafficPolicy", itp, ["Cluster", "Local"]))
