@@ -195,7 +195,7 @@ def test_apply_retrieve_and_patch_failures_name_the_object_as_kubectl(tmp_path):
     (["delete", "pod", "nope"], 'Error from server (NotFound): pods "nope" not found'),
     (["delete", "-f", "missing.yaml"], 'error: the path "missing.yaml" does not exist'),
     (["replace", "-f", "missing.yaml"], 'error: the path "missing.yaml" does not exist'),
-    (["scale", "deployment", "nope", "--replicas=2"], 'Error from server (NotFound): deployments.apps "nope" not found'),
+    (["scale", "deployment", "nope", "--replicas=2"], 'error: no objects passed to scale deployments.apps "nope" not found'),
     (["rollout", "status", "deployment/nope"], 'Error from server (NotFound): deployments.apps "nope" not found'),
     (["rollout", "restart", "deployment/nope"], 'Error from server (NotFound): deployments.apps "nope" not found'),
     (["label", "pod", "nope", "a=b"], 'Error from server (NotFound): pods "nope" not found'),

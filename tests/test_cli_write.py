@@ -211,8 +211,8 @@ def test_scale_to_four_then_four_pods(k):
     assert (d["spec"]["replicas"], d["status"]["availableReplicas"]) == (4, 4)
     assert k("scale", "deploy/web", "--replicas=2", "--current-replicas=3")[2] == [
         "error: Expected replicas to be 3, was 4"]
-    assert k("scale", "deploy", "nope", "--replicas=1")[2] == [
-        'Error from server (NotFound): deployments.apps "nope" not found']
+    assert k("scale", "deploy", "nope", "--replicas=1")[2] == [  # kubectl 1.33's words
+        'error: no objects passed to scale deployments.apps "nope" not found']
 
 
 def test_patch_and_no_change(k):

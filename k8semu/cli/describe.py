@@ -759,7 +759,11 @@ def describe_job(api: Any, job: Obj, now: datetime) -> str:
 
 
 def describe_cronjob(api: Any, cj: Obj, now: datetime) -> str:
-    """kubectl's CronJobDescriber."""
+    """kubectl's CronJobDescriber.
+
+    As kubectl's (1.33), it prints no ``Time Zone:`` line, whether or not
+    ``spec.timeZone`` is set.
+    """
     m, spec, st = _meta(cj), cj.get("spec") or {}, cj.get("status") or {}
     w = PrefixWriter()
     _name_namespace_labels_annotations(w, m)
@@ -767,7 +771,6 @@ def describe_cronjob(api: Any, cj: Obj, now: datetime) -> str:
     w.write(0, f"Concurrency Policy:\t{spec.get('concurrencyPolicy', '')}\n")
     sus = spec.get("suspend")
     w.write(0, f"Suspend:\t{'<unset>' if sus is None else ('True' if sus else 'False')}\n")
-    w.write(0, f"Time Zone:\t{spec.get('timeZone') or '<unset>'}\n")
     for key, title in (("successfulJobsHistoryLimit", "Successful Job History Limit"),
                        ("failedJobsHistoryLimit", "Failed Job History Limit")):
         w.write(0, f"{title}:\t{spec[key] if spec.get(key) is not None else '<unset>'}\n")
@@ -791,34 +794,60 @@ def describe_cronjob(api: Any, cj: Obj, now: datetime) -> str:
 
 # ----------------------------------------------------------------------------- services, nodes, misc
 
-def _format_endpoints(ep: Obj | None, port_name: str) -> str:
-    if not ep:
+def _format_endpoint_slices(slices: Sequence[Obj], port_name: str | None) -> str:
+    """kubectl's ``formatEndpointSlices`` (1.33): the ready endpoints of the Service's slices,
+    in the slices' order (by name, as listed) and each slice's own order, as ``ip:port`` for the
+    slice ports named ``port_name`` (``None``: every port), the first three, then
+    `` + N more...``; ``<none>`` when there is no slice at all, empty text when no endpoint is
+    ready. A slice without ports lists bare addresses (a headless Service without ports).
+
+    As kubectl's, "more" is decided before an endpoint's readiness is checked, so a fourth
+    endpoint that is not ready still gives `` + 0 more...``.
+    """
+    if not slices:
         return "<none>"
     out: list[str] = []
+    more = False
     count = 0
-    for ss in ep.get("subsets") or ():
-        for port in ss.get("ports") or ():
-            if (port.get("name") or "") != port_name:
+    for sl in slices:
+        endpoints = sl.get("endpoints") or []
+        ports = sl.get("ports") or []
+        if not ports:
+            targets = [(e, None) for e in endpoints]
+        else:
+            targets = [(e, p.get("port")) for p in ports
+                       if port_name is None or (p.get("name") or "") == port_name for e in endpoints]
+        for e, port in targets:
+            if len(out) == 3:
+                more = True
+            ready = (e.get("conditions") or {}).get("ready")
+            if ready is not None and not ready:
                 continue
-            for addr in ss.get("addresses") or ():
-                count += 1
-                if len(out) < 3:
-                    out.append(f"{addr.get('ip')}:{port.get('port')}")
+            if not more:
+                addr = (e.get("addresses") or [""])[0]
+                if port is None:
+                    out.append(addr)
+                else:
+                    out.append(f"[{addr}]:{port}" if ":" in addr else f"{addr}:{port}")
+            count += 1
     text = ",".join(out)
-    if count > 3:
-        text += f" + {count - 3} more..."
-    return text or "<none>"
+    if more:
+        return f"{text} + {count - 3} more..."
+    return text
 
 
 def describe_service(api: Any, svc: Obj, now: datetime) -> str:
-    """kubectl's ServiceDescriber (``Endpoints:`` from the Service's Endpoints object)."""
+    """kubectl's ServiceDescriber (1.33): each port's ``Port:``/``TargetPort:`` (``<unset>`` for
+    an unnamed port; no line for ``appProtocol``), then ``Endpoints:`` from the Service's EndpointSlices (those labelled
+    ``kubernetes.io/service-name=<name>``; see :func:`_format_endpoint_slices`)."""
     from ..api.humanize import format_labels
 
     m, spec, st = _meta(svc), svc.get("spec") or {}, svc.get("status") or {}
     try:
-        ep = api.get("endpoints", m.get("name"), namespace=m.get("namespace"))
+        slices = api.list("endpointslices", namespace=m.get("namespace"),
+                          label_selector=f"kubernetes.io/service-name={m.get('name')}")["items"]
     except errors.StatusError:
-        ep = None
+        slices = []
     w = PrefixWriter()
     _name_namespace_labels_annotations(w, m)
     sel = spec.get("selector")
@@ -843,11 +872,9 @@ def describe_service(api: Any, svc: Obj, now: datetime) -> str:
         proto = p.get("protocol", "TCP")
         w.write(0, f"Port:\t{name}\t{p.get('port')}/{proto}\n")
         w.write(0, f"TargetPort:\t{p.get('targetPort', p.get('port'))}/{proto}\n")
-        if p.get("appProtocol"):
-            w.write(0, f"AppProtocol:\t{p['appProtocol']}\n")
         if p.get("nodePort"):
             w.write(0, f"NodePort:\t{name}\t{p['nodePort']}/{proto}\n")
-        w.write(0, f"Endpoints:\t{_format_endpoints(ep, p.get('name') or '')}\n")
+        w.write(0, f"Endpoints:\t{_format_endpoint_slices(slices, p.get('name') or '')}\n")
     w.write(0, f"Session Affinity:\t{spec.get('sessionAffinity', '')}\n")
     if spec.get("externalTrafficPolicy"):
         w.write(0, f"External Traffic Policy:\t{spec['externalTrafficPolicy']}\n")
@@ -938,7 +965,8 @@ def describe_node(api: Any, node: Obj, now: datetime) -> str:
                      ("kernelVersion", "Kernel Version"), ("osImage", "OS Image"),
                      ("operatingSystem", "Operating System"), ("architecture", "Architecture"),
                      ("containerRuntimeVersion", "Container Runtime Version"),
-                     ("kubeletVersion", "Kubelet Version")):
+                     ("kubeletVersion", "Kubelet Version"), ("kubeProxyVersion", "Kube-Proxy Version")):
+        # kubectl prints every line, ``Kube-Proxy Version:`` too when the field is empty
         w.write(0, f"  {title}:\t{info.get(k, '')}\n")
     if spec.get("podCIDR"):
         w.write(0, f"PodCIDR:\t{spec['podCIDR']}\n")

@@ -2,10 +2,23 @@
 
 Resource arguments as kubectl takes them: ``get pods``, ``get deploy,svc``,
 ``get deployment.apps web other``, ``get pod/a svc/b``, ``get all`` (pods,
-services, daemonsets, deployments, replicasets, statefulsets, jobs, cronjobs —
-kubectl's ``all`` category, in its discovery order). Tables are the server's
+replicationcontrollers, services, daemonsets, deployments, replicasets,
+statefulsets, horizontalpodautoscalers, cronjobs, jobs — kubectl's ``all``
+category, in a real kube-apiserver's discovery order). Tables are the server's
 (:func:`~k8semu.api.tables.table_for`) printed as kubectl prints them: one
-table per kind, blank-line separated, ``kind/name`` names when several kinds.
+table per kind, blank-line separated, ``kind/name`` names when several kinds;
+``-L a,b`` (or ``-L a -L b``) adds a column per label key.
+
+``-o`` takes kubectl's formats: ``yaml``, ``json``, ``name``, ``wide``,
+``jsonpath=``/``jsonpath-file=``/``jsonpath-as-json=`` (client-go's JSONPath,
+:mod:`k8semu.cli.printing`), ``go-template=``/``go-template-file=`` (also
+``template=``/``templatefile=``, and ``--template`` alone; Go's
+``text/template``, :mod:`k8semu.cli.gotemplate`), ``custom-columns=`` /
+``custom-columns-file=``; ``--allow-missing-template-keys=false`` makes a
+template's missing key an error. The errors are kubectl's, word for word:
+``error parsing jsonpath {.items[}, unterminated array``, ``error parsing
+template {{.x, template: output:1: unclosed action``, the ``Printing more
+information for debugging the template`` dumps of a template that fails.
 
 ``-w``/``--watch`` prints the table, then runs the cluster's components in
 virtual time for ``--for`` (default 60s) and prints one row per change to a
@@ -19,6 +32,9 @@ The shared helpers here (:func:`resolve_types`, :func:`cluster_now`,
 from __future__ import annotations
 
 import argparse
+import csv
+import errno
+import os
 import sys
 from datetime import datetime, timedelta
 from typing import Any, Mapping, Sequence
@@ -28,17 +44,21 @@ from ...api.resources import ResourceInfo, lookup
 from ...api.tables import render_table, table_for
 from ..durations import parse_duration
 from ..output import die, server_error
-from ..printing import (JSONPathError, custom_columns, jsonpath_text, list_object, name_of, sort_by,
-                        strip_managed_fields, to_json, to_yaml)
+from ..printing import (JSONPathError, JSONPathParseError, custom_columns, go_json, go_quote, go_v,
+                        jsonpath_exec_error, list_object, name_of, parse_jsonpath,
+                        sort_by, strip_managed_fields, to_json, to_yaml)
 from ..session import open_cluster, run_session
 from ..targets import intermixed
 
 __all__ = ["register", "resolve_types", "parse_targets", "cluster_now", "no_resources_message",
            "ALL_CATEGORY", "UnknownType"]
 
-#: kubectl's ``all`` category, in discovery order (core first, then apps, then batch).
-ALL_CATEGORY = ("pods", "services", "daemonsets.apps", "deployments.apps", "replicasets.apps",
-                "statefulsets.apps", "jobs.batch", "cronjobs.batch")
+#: kubectl's ``all`` category, in a real kube-apiserver's discovery order, which kubectl keeps:
+#: the groups by their priority (core, then apps, autoscaling, batch), each group's resources
+#: sorted by name (the apiserver sorts its paths).
+ALL_CATEGORY = ("pods", "replicationcontrollers", "services", "daemonsets.apps", "deployments.apps",
+                "replicasets.apps", "statefulsets.apps", "horizontalpodautoscalers.autoscaling",
+                "cronjobs.batch", "jobs.batch")
 
 
 class UnknownType(LookupError):
@@ -125,7 +145,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("-l", "--selector", help="label selector, e.g. app=web")
     g.add_argument("--field-selector", help="field selector, e.g. status.phase=Running")
     g.add_argument("-o", "--output", default="",
-                   help="yaml|json|name|wide|jsonpath=TEMPLATE|custom-columns=SPEC")
+                   help="yaml|json|name|wide|jsonpath=TEMPLATE|jsonpath-file=FILE|jsonpath-as-json=TEMPLATE|"
+                        "go-template=TEMPLATE|go-template-file=FILE|custom-columns=SPEC|custom-columns-file=FILE")
+    g.add_argument("--template", default="",
+                   help="the template (or its file) of -o go-template|jsonpath…; alone, a go-template")
+    g.add_argument("--allow-missing-template-keys", nargs="?", const="true", default="true", metavar="BOOL",
+                   help="a template's missing keys print nothing (default true; false: an error)")
     g.add_argument("--show-labels", action="store_true")
     g.add_argument("-L", "--label-columns", action="append", default=[])
     g.add_argument("--no-headers", action="store_true")
@@ -140,6 +165,22 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     add_at_argument(g)
     g.set_defaults(func=run)
+
+
+def label_column_keys(values: Sequence[str]) -> list[str]:
+    """The label keys of ``-L``/``--label-columns``, a pflag string slice: each value is read as
+    one CSV record, so ``-L a,b`` and ``-L a -L b`` both give ``["a", "b"]`` (two columns, ``A``
+    and ``B``), ``-L a,,b`` an empty key between them (a column with an empty header), as
+    kubectl's."""
+    keys: list[str] = []
+    for value in values:
+        if value == "":
+            continue  # pflag: an empty value adds nothing
+        try:
+            keys.extend(next(csv.reader([value])))
+        except (csv.Error, StopIteration):
+            keys.append(value)
+    return keys
 
 
 def _fetch(api: Any, info: ResourceInfo, names: list[str], args: argparse.Namespace,
@@ -160,14 +201,151 @@ def _fetch(api: Any, info: ResourceInfo, names: list[str], args: argparse.Namesp
     return list(lst["items"])
 
 
+#: kubectl's template printers: each ``-o`` name -> the printer it selects.
+TEMPLATE_PRINTERS = {"go-template": "go-template", "go-template-file": "go-template", "template": "go-template",
+                     "templatefile": "go-template", "jsonpath": "jsonpath", "jsonpath-file": "jsonpath",
+                     "jsonpath-as-json": "jsonpath-as-json", "custom-columns": "custom-columns",
+                     "custom-columns-file": "custom-columns"}
+_FILE_FORMATS = ("go-template-file", "templatefile", "jsonpath-file", "custom-columns-file")
+
+
+class OutputError(ValueError):
+    """An ``-o`` kubectl has no printer for, or a template it cannot have (kubectl's message)."""
+
+
+def _go_os_error(op: str, path: str, err: OSError) -> str:
+    """Go's ``*PathError`` text: ``open /x: no such file or directory``, ``read /tmp: is a directory``."""
+    if err.errno == errno.EISDIR:
+        op = "read"
+    return f"{op} {path}: {os.strerror(err.errno).lower() if err.errno else err}"
+
+
 def output_format_error(fmt: str) -> str | None:
-    """kubectl's error for an ``-o`` format :func:`print_objects` has no printer for, else None."""
-    if fmt in ("", "wide", "yaml", "json", "name") or fmt.startswith(
-            ("jsonpath=", "jsonpath-as-json=", "custom-columns=")):
+    """kubectl's error for an ``-o`` format it has no printer for, else None."""
+    name = fmt.split("=", 1)[0]
+    if fmt in ("", "wide", "yaml", "json", "name") or ("=" in fmt and name in TEMPLATE_PRINTERS) \
+            or fmt in TEMPLATE_PRINTERS:
         return None
     return (f'unable to match a printer suitable for the output format "{fmt}", allowed formats are: '
             "custom-columns,custom-columns-file,go-template,go-template-file,json,jsonpath,"
             "jsonpath-as-json,jsonpath-file,name,template,templatefile,wide,yaml")
+
+
+def resolve_output(args: argparse.Namespace) -> tuple[str, str]:
+    """The printer ``-o``/``--template`` select and its template, as kubectl's print flags pick them.
+
+    Returns ``(printer, template)``: printer one of ``""``, ``wide``, ``yaml``, ``json``, ``name``,
+    ``go-template``, ``jsonpath``, ``jsonpath-as-json``, ``custom-columns``; the template text
+    (read from the file for the ``-file`` formats). ``--template`` alone means ``-o go-template``;
+    ``-o jsonpath --template=T`` takes ``T``.
+
+    Raises:
+        OutputError: an unknown format; ``template format specified but no template given``;
+            ``custom-columns format specified but no custom columns given``; ``error reading
+            --template F, open F: no such file or directory``.
+    """
+    fmt = args.output or ""
+    template_flag = getattr(args, "template", "") or ""
+    if not fmt and template_flag:
+        fmt = "go-template"
+    bad = output_format_error(fmt)
+    if bad:
+        raise OutputError(bad)
+    name, _, value = fmt.partition("=")
+    if name not in TEMPLATE_PRINTERS:
+        return name, ""
+    template = value or template_flag
+    printer = TEMPLATE_PRINTERS[name]
+    if not template:
+        if printer == "custom-columns":
+            raise OutputError("custom-columns format specified but no custom columns given")
+        raise OutputError("template format specified but no template given")
+    if name in _FILE_FORMATS:
+        try:
+            with open(template, encoding="utf-8") as fh:
+                text = fh.read()
+        except OSError as e:
+            where = "template" if printer == "custom-columns" else "--template"
+            raise OutputError(f"error reading {where} {template}, {_go_os_error('open', template, e)}") from None
+        if printer == "custom-columns":
+            text = _columns_from_file(text)
+        template = text
+    return printer, template
+
+
+def _columns_from_file(text: str) -> str:
+    """``custom-columns-file``: a line of headers and a line of paths (whitespace-separated) as a
+    ``HEADER:PATH,…`` spec.
+
+    Raises:
+        OutputError: kubectl's ``invalid template, missing spec line. …`` and friends.
+    """
+    lines = text.splitlines()
+    expected = "Expected format is one line of space separated headers, one line of space separated column specs."
+    if not lines:
+        raise OutputError(f"invalid template, missing header line. {expected}")
+    if len(lines) < 2:
+        raise OutputError(f"invalid template, missing spec line. {expected}")
+    headers, specs = lines[0].split(), lines[1].split()
+    if len(headers) != len(specs):
+        raise OutputError(f"number of headers ({len(headers)}) and field specifications ({len(specs)}) don't match")
+    return ",".join(f"{h}:{p}" for h, p in zip(headers, specs))
+
+
+def _parse_bool(text: str) -> bool | None:
+    """Go's ``strconv.ParseBool`` (None for what it refuses)."""
+    return {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
+            "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}.get(text)
+
+
+def print_template(printer: str, template: str, data: Any, allow_missing: bool) -> int:
+    """Print ``data`` (one object, or kubectl's ``List``) with a JSONPath or Go template, with
+    kubectl's output and errors; returns the exit code.
+
+    JSONPath: ``error: error parsing jsonpath T, MSG``; a failure on the data prints
+    ``error: error executing jsonpath "T": Error executing template: MSG. Printing more
+    information for debugging the template:`` and a dump of the object (Go's ``%#v``).
+    ``jsonpath-as-json``: each expression's results as one indented JSON array.
+    go-template: ``error: error parsing template T, template: output:1: MSG``; a failure on
+    the data keeps what was written, adds kubectl's debugging text on stdout (``Error executing
+    template: …``, the template, the raw JSON, ``%+v`` of the object) and says ``error: error
+    executing template "T": MSG`` on stderr.
+    """
+    if printer in ("jsonpath", "jsonpath-as-json"):
+        try:
+            jp = parse_jsonpath(template, allow_missing_keys=allow_missing)
+        except JSONPathParseError as e:
+            return die(f"error parsing jsonpath {template}, {e}")
+        try:
+            if printer == "jsonpath":
+                text = jp.execute(data)
+            else:
+                text = "".join(to_json([None if v is None else v for v in vals])
+                               for vals in jp.find_results(data))
+        except JSONPathError as e:
+            sys.stderr.write("error: " + jsonpath_exec_error(template, e, data))
+            return 1
+        sys.stdout.write(text)
+        return 0
+    from ..gotemplate import TemplateError, TemplateParseError, parse_template
+
+    try:
+        tmpl = parse_template(template, missing_key_error=not allow_missing)
+    except TemplateParseError as e:
+        return die(f"error parsing template {template}, {e}")
+    out: list[str] = []
+    try:
+        tmpl.execute(data, out)
+    except TemplateError as e:
+        sys.stdout.write("".join(out))
+        sys.stdout.write(f"Error executing template: {e}. Printing more information for debugging the template:\n"
+                         f"\ttemplate was:\n\t\t{template}\n"
+                         f"\traw data was:\n\t\t{go_json(data)}\n"
+                         f"\tobject given to template engine was:\n\t\t{go_v(data)}\n\n")
+        sys.stdout.flush()
+        return die(f"error executing template {go_quote(template)}: {e}")
+    sys.stdout.write("".join(out))
+    return 0
 
 
 def _with_type(obj: Mapping[str, Any], info: ResourceInfo) -> dict[str, Any]:
@@ -177,15 +355,24 @@ def _with_type(obj: Mapping[str, Any], info: ResourceInfo) -> dict[str, Any]:
 
 def print_objects(groups: list[tuple[ResourceInfo, list[dict[str, Any]]]], args: argparse.Namespace,
                   now: datetime, single: bool) -> int:
-    """Print what ``get`` fetched in the ``-o`` format; returns 1 on a printing error (or an unknown format)."""
-    fmt = args.output or ""
-    bad_format = output_format_error(fmt)
-    if bad_format:
-        return die(bad_format)
+    """Print what ``get`` fetched in the ``-o`` format; returns 1 on a printing error (or an unknown format).
+
+    As kubectl's, only ``-o yaml|json`` leave out ``metadata.managedFields`` (unless
+    ``--show-managed-fields``): templates and custom columns see the whole object.
+    """
+    try:
+        fmt, template = resolve_output(args)
+    except OutputError as e:
+        return die(str(e))
+    allow_missing = _parse_bool(str(getattr(args, "allow_missing_template_keys", "true")))
+    if allow_missing is None:
+        value = args.allow_missing_template_keys
+        return die(f'invalid argument "{value}" for "--allow-missing-template-keys" flag: '
+                   f'strconv.ParseBool: parsing "{value}": invalid syntax')
     objs = [_with_type(o, info) for info, items in groups for o in items]
-    if not args.show_managed_fields:
+    if fmt in ("yaml", "json") and not args.show_managed_fields:
         objs = [strip_managed_fields(o) for o in objs]
-    if args.sort_by and fmt.split("=", 1)[0] not in ("", "wide"):
+    if args.sort_by and fmt not in ("", "wide"):
         try:
             objs = sort_by(objs, args.sort_by)
         except JSONPathError as e:
@@ -198,16 +385,18 @@ def print_objects(groups: list[tuple[ResourceInfo, list[dict[str, Any]]]], args:
     elif fmt == "name":
         for o in objs:
             print(name_of(o))
-    elif fmt.startswith("jsonpath=") or fmt.startswith("jsonpath-as-json="):
-        template = fmt.split("=", 1)[1]
+    elif fmt in ("jsonpath", "jsonpath-as-json", "go-template"):
+        if getattr(args, "watch", False):  # kubectl's watch prints each object on its own
+            for o in objs:
+                if print_template(fmt, template, o, allow_missing):
+                    return 1
+            return 0
+        return print_template(fmt, template, data, allow_missing)
+    elif fmt == "custom-columns":
         try:
-            sys.stdout.write(jsonpath_text(template, data))
+            sys.stdout.write(custom_columns(objs, template, no_headers=args.no_headers))
         except JSONPathError as e:
-            return die(f"error executing jsonpath {template!r}: {e}")
-    elif fmt.startswith("custom-columns="):
-        try:
-            sys.stdout.write(custom_columns(objs, fmt.split("=", 1)[1], no_headers=args.no_headers))
-        except JSONPathError as e:
+            sys.stdout.write(getattr(e, "partial", ""))
             return die(str(e))
     else:  # "" or "wide"
         several = len(groups) > 1  # kubectl: several types requested (resource.MultipleTypesRequested)
@@ -241,9 +430,14 @@ def run(args: argparse.Namespace) -> int:
     except UnknownType as e:
         return die(str(e))
     single = len(targets) == 1 and len(targets[0][1]) == 1
-    bad_format = output_format_error(args.output or "")
+    try:
+        printer, _ = resolve_output(args)
+        bad_format = ""
+    except OutputError as e:
+        printer, bad_format = "", str(e)
     if bad_format and not single:  # whatever is found; one named object's NotFound would come first
         return die(bad_format)
+    args.label_columns = label_column_keys(args.label_columns)
     if args.at and args.watch:
         return die("--at shows the past; it cannot be combined with --watch")
     if args.at:
@@ -258,8 +452,7 @@ def run(args: argparse.Namespace) -> int:
     named = any(names for _, names in targets)
     code = 0
     found = any(items for _, items in groups)
-    fmt = args.output or ""
-    structured = fmt in ("yaml", "json") or fmt.startswith("jsonpath")
+    structured = printer in ("yaml", "json", "jsonpath", "jsonpath-as-json", "go-template")
     if found or (structured and not named):
         code = print_objects(groups, args, cluster_now(cluster), single)
     elif not named:
@@ -294,6 +487,8 @@ def _watch(cluster: Any, targets: list[tuple[ResourceInfo, list[str]]], args: ar
             return False
         return True
 
+    printer, template = resolve_output(args)  # checked before the watch starts
+
     def on_record(rec: Any) -> None:
         if not rec.key.startswith(prefix):
             return
@@ -302,7 +497,13 @@ def _watch(cluster: Any, targets: list[tuple[ResourceInfo, list[str]]], args: ar
             return
         now = cluster.api.epoch + timedelta(seconds=rec.time)
         fmt = args.output or ""
-        if fmt == "name":
+        if printer in ("jsonpath", "jsonpath-as-json", "go-template", "custom-columns"):
+            o = _with_type(obj, info)
+            if printer == "custom-columns":
+                sys.stdout.write(custom_columns([o], template, no_headers=True))
+            else:
+                print_template(printer, template, o, _parse_bool(str(args.allow_missing_template_keys)) is not False)
+        elif fmt == "name":
             print(name_of(_with_type(obj, info)))
         elif fmt in ("yaml", "json"):
             o = _with_type(obj, info)

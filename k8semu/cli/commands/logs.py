@@ -8,7 +8,9 @@ for ``--previous`` over ``lastState.terminated``'s run; which run is the
 kubelet's choice (:func:`k8semu.node.containerlogs.log_window`: a container
 waiting in ``CrashLoopBackOff`` serves its last terminated run). Errors and
 messages are kubectl's (``container "x" in pod "y" is waiting to start: ContainerCreating``,
-``Defaulted container "a" out of: a, b``, ``Found 2 pods, using pod/web-…``).
+``Defaulted container "a" out of: a, b``, ``Found 2 pods, using pod/web-…``,
+``error: error from server (NotFound): pods "x" not found in namespace "default"``
+for a missing pod or workload).
 
 ``-f``/``--follow`` is accepted but cannot wait for new lines: the CLI opens the
 cluster read-only and virtual time does not move while a command runs, so the
@@ -231,6 +233,11 @@ def run(args: argparse.Namespace) -> int:
         pod = pod_for(api, args.target, args.namespace, for_logs=True)
     except UnknownType as e:
         return die(str(e))
+    except errors.NotFound as e:
+        # kubectl logs wraps the builder's NotFound in words of its own (lower-case "error from
+        # server", the namespace appended): error: error from server (NotFound): pods "x" not
+        # found in namespace "default"
+        return die(f'error from server (NotFound): {e.message} in namespace "{args.namespace}"')
     except errors.StatusError as e:
         print(server_error(e), file=sys.stderr)
         return 1

@@ -2,7 +2,13 @@
 
 The patch (JSON, or YAML as kubectl accepts) is sent as written, with the
 content type ``--type`` picks (strategic merge by default), field manager
-``kubectl-patch``. As kubectl, each object is read first and compared with
+``kubectl-patch``. As kubectl's (apimachinery's ``yaml.ToJSON``), a patch that
+starts with ``{`` is taken for JSON and not checked on the client: when it is
+not valid JSON, each object's PATCH fails with the API server's words —
+``Error from server (BadRequest): invalid character 'b' looking for beginning
+of object key string`` (strategic merge), ``… (BadRequest): error decoding
+patch: invalid character …`` (merge and JSON patches); other text is read as
+YAML (``error: unable to parse "…": yaml: …`` when it is not). As kubectl, each object is read first and compared with
 what the PATCH returns: ``deployment.apps/web patched``, or ``… patched (no
 change)`` when nothing changed. ``--subresource status|scale`` patches that
 subresource. Then the cluster settles (or runs ``--for``).
@@ -36,12 +42,173 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+class InvalidJSONPatch(ValueError):
+    """A patch that looks like JSON but is not: the API server's decoding error (Go's words)."""
+
+
+def _quote_char(c: str) -> str:
+    """Go's ``encoding/json`` ``quoteChar``: ``'b'``, ``'\\''``, ``'"'``, ``'\\n'``."""
+    if c == "'":
+        return "'\\''"
+    if c == '"':
+        return "'\"'"
+    from ..printing import go_quote
+
+    return "'" + go_quote(c)[1:-1] + "'"
+
+
+def go_json_syntax_error(text: str) -> str | None:
+    """The message Go's ``encoding/json`` gives for ``text`` that is not valid JSON (``invalid
+    character 'b' looking for beginning of object key string``, ``unexpected end of JSON input``),
+    or None when it is valid."""
+    s, n = text, len(text)
+    pos = 0
+
+    class _Bad(Exception):
+        pass
+
+    def bad(c: str, where: str) -> _Bad:
+        return _Bad(f"invalid character {_quote_char(c)} {where}")
+
+    def skip() -> None:
+        nonlocal pos
+        while pos < n and s[pos] in " \t\r\n":
+            pos += 1
+
+    def need() -> str:
+        if pos >= n:
+            raise _Bad("unexpected end of JSON input")
+        return s[pos]
+
+    def value(where: str = "looking for beginning of value") -> None:
+        nonlocal pos
+        skip()
+        c = need()
+        if c == "{":
+            pos += 1
+            skip()
+            if need() == "}":
+                pos += 1
+                return
+            while True:
+                if need() != '"':
+                    raise bad(s[pos], "looking for beginning of object key string")
+                string()
+                skip()
+                if need() != ":":
+                    raise bad(s[pos], "after object key")
+                pos += 1
+                value()
+                skip()
+                c = need()
+                pos += 1
+                if c == "}":
+                    return
+                if c != ",":
+                    raise bad(c, "after object key:value pair")
+                skip()
+        elif c == "[":
+            pos += 1
+            skip()
+            if need() == "]":
+                pos += 1
+                return
+            while True:
+                value()
+                skip()
+                c = need()
+                pos += 1
+                if c == "]":
+                    return
+                if c != ",":
+                    raise bad(c, "after array element")
+        elif c == '"':
+            string()
+        elif c == "-" or c.isdigit():
+            number()
+        elif c in "tfn":
+            word = {"t": "true", "f": "false", "n": "null"}[c]
+            for expected in word:
+                got = need()
+                if got != expected:
+                    raise bad(got, f"in literal {word} (expecting {_quote_char(expected)})")
+                pos += 1
+        else:
+            raise bad(c, where)
+
+    def string() -> None:
+        nonlocal pos
+        pos += 1
+        while True:
+            c = need()
+            pos += 1
+            if c == '"':
+                return
+            if c == "\\":
+                e = need()
+                pos += 1
+                if e == "u":
+                    for _ in range(4):
+                        h = need()
+                        if h not in "0123456789abcdefABCDEF":
+                            raise bad(h, "in \\u hexadecimal character escape")
+                        pos += 1
+                elif e not in 'bfnrt\\/"':
+                    raise bad(e, "in string escape code")
+            elif ord(c) < 0x20:
+                raise bad(c, "in string literal")
+
+    def digits() -> None:
+        nonlocal pos
+        while pos < n and s[pos].isdigit():
+            pos += 1
+
+    def number() -> None:
+        nonlocal pos
+        if s[pos] == "-":
+            pos += 1
+            if not need().isdigit():
+                raise bad(s[pos], "in numeric literal")
+        if s[pos] == "0":
+            pos += 1
+        else:
+            digits()
+        if pos < n and s[pos] == ".":
+            pos += 1
+            if not need().isdigit():
+                raise bad(s[pos], "after decimal point in numeric literal")
+            digits()
+        if pos < n and s[pos] in "eE":
+            pos += 1
+            if need() in "+-":
+                pos += 1
+            if not need().isdigit():
+                raise bad(s[pos], "in exponent of numeric literal")
+            digits()
+
+    try:
+        value()
+        skip()
+        if pos < n:
+            raise bad(s[pos], "after top-level value")
+    except _Bad as e:
+        return str(e)
+    return None
+
+
 def parse_patch(text: str) -> Any:
     """The patch document: JSON, else YAML (kubectl converts YAML to JSON).
 
     Raises:
+        InvalidJSONPatch: text that starts with ``{`` (kubectl sends it as it is) but is not
+            valid JSON; the message is Go's JSON decoder's.
         ValueError: ``unable to parse "TEXT": <parser message>``.
     """
+    if text.lstrip(" \t\r\n").startswith("{"):
+        problem = go_json_syntax_error(text)
+        if problem is not None:
+            raise InvalidJSONPatch(problem)
+        return json.loads(text)
     try:
         return json.loads(text)
     except ValueError:
@@ -67,7 +234,12 @@ def run(args: argparse.Namespace) -> int:
     if args.patch_file:
         with open(args.patch_file, encoding="utf-8") as fh:
             text = fh.read()
-    doc = parse_patch(text)
+    try:
+        doc = parse_patch(text)
+        bad_json = None
+    except InvalidJSONPatch as e:
+        # the API server's answer to each PATCH (kube-apiserver's patch handler decodes it)
+        doc, bad_json = None, str(e) if args.type == "strategic" else f"error decoding patch: {e}"
     patch_type = PATCH_TYPES[args.type]
     dry = args.dry_run
     suffix = dry_run_suffix(dry)
@@ -78,6 +250,8 @@ def run(args: argparse.Namespace) -> int:
         for t in resolve_args(api, args):
             try:
                 before = api.get(t.info, t.name, namespace=t.namespace)
+                if bad_json is not None and dry != "client":
+                    raise errors.BadRequest(bad_json)
                 if dry == "client":
                     after = before
                 else:

@@ -7,6 +7,13 @@ kubectl, ``--current-replicas`` / ``--resource-version`` are preconditions
 checked against the current Scale (``error: Expected replicas to be 3, was
 2``). Prints ``deployment.apps/web scaled``; then the cluster settles (or
 runs ``--for``) so the new pods appear or go.
+
+As kubectl's: ``--replicas`` is a required flag (``error: required flag(s)
+"replicas" not set``, before anything else); each named object is read first
+and those that exist are scaled — when none does, ``error: no objects passed
+to scale <why>`` (``deployments.apps "x" not found``; several reasons as
+``[a, b]``), else each failure's ``Error from server (NotFound): …`` after
+the ``scaled`` lines.
 """
 
 from __future__ import annotations
@@ -24,7 +31,8 @@ FIELD_MANAGER = "kubectl-scale"
 def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("scale", help="set the replicas of a workload (as kubectl scale)")
     add_target_flags(s, all_namespaces=True)
-    s.add_argument("--replicas", type=int, required=True, help="the new number of replicas")
+    # required, but checked in run() to say so in cobra's words
+    s.add_argument("--replicas", type=int, default=None, help="the new number of replicas (required)")
     s.add_argument("--current-replicas", type=int, default=-1, help="precondition: the current replicas")
     s.add_argument("--resource-version", default="", help="precondition: the current resourceVersion")
     s.add_argument("--dry-run", choices=["none", "client", "server"], default="none")
@@ -33,6 +41,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.replicas is None:
+        print('error: required flag(s) "replicas" not set', file=sys.stderr)
+        return 1
     if args.replicas < 0:
         print("error: The --replicas=COUNT flag is required, and COUNT must be greater than or equal to 0",
               file=sys.stderr)
@@ -44,10 +55,20 @@ def run(args: argparse.Namespace) -> int:
     async def body(cluster, rt) -> None:
         api = cluster.api
         targets = resolve_args(api, args)
-        if not targets:
-            failures.append("error: no objects passed to scale")
+        found, missing = [], []
+        for t in targets:  # kubectl's builder reads each object first
+            try:
+                api.get(t.info, t.name, namespace=t.namespace)
+                found.append(t)
+            except errors.StatusError as e:
+                missing.append(e)
+        if not found:
+            why = ("" if not missing else f" {missing[0].message}" if len(missing) == 1
+                   else f" [{', '.join(e.message for e in missing)}]")
+            failures.append(f"error: no objects passed to scale{why}")
             return
-        for t in targets:
+        late = [server_error(e) for e in missing]  # kubectl returns them after scaling the rest
+        for t in found:
             try:
                 if args.current_replicas >= 0 or args.resource_version:
                     scale = api.get_scale(t.info, t.name, namespace=t.namespace)
@@ -66,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
                 failures.append(server_error(e))
                 continue
             print(f"{display_name(t.info, t.name)} scaled{suffix}")
+        failures.extend(late)
 
     run_write(args, body, dry_run=dry != "none", failures=failures)
     for line in failures:
