@@ -161,8 +161,11 @@ data: {token: c2VjcmV0LXRva2Vu, ca.crt: Q0VSVA==, namespace: ZGVmYXVsdA==}
 """)
     code, out, _ = k(capsys, lab, "describe", "secret", "sa-token")
     lines = out.splitlines()
-    assert lines[5] == "Type:  kubernetes.io/service-account-token"
-    assert lines[7:] == ["Data", "====", "ca.crt:     4 bytes", "namespace:  7 bytes", "token:      12 bytes"]
+    # the token controller annotated it with the account's uid and put the cluster's CA in
+    assert lines[3].startswith("Annotations:  kubernetes.io/service-account.name: default")
+    assert lines[4].startswith("              kubernetes.io/service-account.uid: ")
+    assert lines[6] == "Type:  kubernetes.io/service-account-token"
+    assert lines[8:] == ["Data", "====", "ca.crt:     217 bytes", "namespace:  7 bytes", "token:      12 bytes"]
     assert "secret-token" not in out and "c2VjcmV0LXRva2Vu" not in out
 
 

@@ -1,7 +1,9 @@
 """Authenticated identities and the attributes of one request to authorize.
 
-Design: authentication in the emulator is trivial (every caller states who it
-is), so this module only models *what* an authenticator would have produced,
+Design: in process, authentication is trivial (every caller states who it
+is), so this module only models *what* an authenticator would have produced
+(``k8semu serve`` authenticates bearer tokens: its token table, then service
+account JWTs through :mod:`k8semu.api.tokens`),
 mirroring ``k8s.io/apiserver/pkg/authentication/user.Info``:
 
 * :class:`UserInfo` - name, groups, uid, extra. Groups already include the
@@ -153,16 +155,21 @@ def parse_service_account_username(username: str) -> tuple[str, str] | None:
     return ns, name
 
 
-def service_account(namespace: str, name: str, uid: str = "") -> UserInfo:
+def service_account(namespace: str, name: str, uid: str = "",
+                    extra: Mapping[str, tuple[str, ...]] | None = None) -> UserInfo:
     """A service account's token identity.
 
     Groups are ``system:serviceaccounts``, ``system:serviceaccounts:<ns>``,
-    ``system:authenticated`` (upstream's serviceaccount.UserInfo + authenticated group).
+    ``system:authenticated`` (upstream's serviceaccount.UserInfo + authenticated group);
+    ``uid`` is the account's; ``extra`` what a bound token adds
+    (``authentication.kubernetes.io/credential-id``, ``pod-name``, ``pod-uid``, ``node-name``,
+    ``node-uid``: see :mod:`k8semu.api.tokens`).
     """
     return UserInfo(
         service_account_username(namespace, name),
         (SERVICE_ACCOUNTS_GROUP, f"{SERVICE_ACCOUNTS_GROUP}:{namespace}", AUTHENTICATED),
         uid,
+        dict(extra or {}),
     )
 
 
