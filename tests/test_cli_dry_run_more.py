@@ -152,9 +152,23 @@ def test_an_unknown_output_format_is_kubectls_error(k):
     ["taint", "nodes", "node-1", "k=v:NoSchedule"],
     ["drain", "node-1"],
     ["rollout", "undo", "deployment/web"],
+    # every other command with --dry-run reads it the same way
+    ["apply", "-f", WEB],
+    ["delete", "deployment", "web"],
+    ["scale", "deployment", "web", "--replicas=3"],
+    ["patch", "deployment", "web", "-p", '{"spec":{"replicas":3}}'],
+    ["label", "deployment", "web", "a=b"],
+    ["set", "image", "deployment/web", "nginx=nginx:1.27"],
+    ["cordon", "node-1"],
 ])
 def test_an_invalid_dry_run_value_is_kubectls_error(k, argv):
     assert _dry(k, *argv, "--dry-run=bogus") == (1, [], [INVALID])
+
+
+def test_a_bare_dry_run_is_client_on_every_command(k):
+    rc, out, err = _dry(k, "scale", "deployment", "web", "--replicas=3", "--dry-run")
+    assert (rc, out) == (0, ["deployment.apps/web scaled (dry run)"])
+    assert err == ["Warning: --dry-run is deprecated and can be replaced with --dry-run=client."]
 
 
 def test_bare_and_boolean_dry_run_values_warn_as_kubectl(k):

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
+from typing import Any
 
 from ..api.errors import StatusError
 from ..api.resources import ResourceInfo
 
-__all__ = ["die", "server_error", "display_name", "dry_run_suffix"]
+__all__ = ["die", "server_error", "display_name", "dry_run_suffix", "add_dry_run_flag", "dry_run_strategy",
+           "add_output_flag"]
 
 
 def die(msg: str, code: int = 1) -> int:
@@ -47,3 +50,57 @@ def dry_run_suffix(dry_run: str | None) -> str:
     """What kubectl appends to an object's line under ``--dry-run``: ``" (dry run)"`` for
     ``client``, ``" (server dry run)"`` for ``server``, nothing otherwise."""
     return {"client": " (dry run)", "server": " (server dry run)"}.get(dry_run or "", "")
+
+
+#: pflag's ``NoOptDefVal`` of kubectl's ``--dry-run``: the value of the bare flag.
+DRY_RUN_BARE = "unchanged"
+#: What Go's ``strconv.ParseBool`` reads as true / false.
+_GO_TRUE = ("1", "t", "T", "TRUE", "true", "True")
+_GO_FALSE = ("0", "f", "F", "FALSE", "false", "False")
+
+
+def add_dry_run_flag(p: argparse.ArgumentParser, default: Any = "none") -> None:
+    """kubectl's ``--dry-run[=none|server|client]`` (``cmdutil.AddDryRunFlag``), read with
+    :func:`dry_run_strategy`; the bare flag stands for :data:`DRY_RUN_BARE`.
+
+    As argparse's optional values go, the bare flag takes the next word when it is not a
+    flag (``--dry-run node-1``), where pflag would leave it a positional.
+    """
+    p.add_argument("--dry-run", nargs="?", const=DRY_RUN_BARE, default=default, metavar="none|server|client",
+                   help="client: print what would be sent; server: have the server check it; nothing is kept")
+
+
+def _deprecation(message: str) -> None:
+    """kubectl's deprecation warning of ``--dry-run`` on stderr, as ``Warning: …`` (kubectl's
+    klog line also carries the wall-clock time and its pid, which k8semu's output does not)."""
+    print(f"Warning: {message}", file=sys.stderr)
+
+
+def dry_run_strategy(value: str | None) -> str:
+    """kubectl's ``GetDryRunStrategy``: ``"none"``, ``"client"`` or ``"server"`` from the flag's value.
+
+    A boolean as Go's ``strconv.ParseBool`` reads one (``true``, ``1``, ``F``, …) is the old
+    form: true means client, false none, with klog's warning ``--dry-run=true is deprecated
+    (boolean value) and can be replaced with --dry-run=client.``; the bare flag means client,
+    warning ``--dry-run is deprecated and can be replaced with --dry-run=client.``.
+
+    Raises:
+        ValueError: ``Invalid dry-run value (bogus). Must be "none", "server", or "client".``
+    """
+    value = "none" if value is None else value
+    if value in _GO_TRUE or value in _GO_FALSE:
+        mode = "client" if value in _GO_TRUE else "none"
+        _deprecation(f"--dry-run={value} is deprecated (boolean value) and can be replaced with --dry-run={mode}.")
+        return mode
+    if value == DRY_RUN_BARE:
+        _deprecation("--dry-run is deprecated and can be replaced with --dry-run=client.")
+        return "client"
+    if value in ("none", "client", "server"):
+        return value
+    raise ValueError(f'Invalid dry-run value ({value}). Must be "none", "server", or "client".')
+
+
+def add_output_flag(p: argparse.ArgumentParser, default: Any = "") -> None:
+    """``-o/--output`` of a mutating command, printed by :class:`ObjectPrinter`."""
+    p.add_argument("-o", "--output", default=default, metavar="FORMAT",
+                   help="json|yaml|name|jsonpath=TEMPLATE: print the object instead of the line")

@@ -39,7 +39,7 @@ from ...api.apiserver import APPLY_PATCH, STRATEGIC_MERGE_PATCH
 from ...api.manifest import ManifestError, resource_for
 from ...api.patch import create_three_way_merge_patch
 from ..durations import parse_duration
-from ..output import die, display_name, dry_run_suffix, server_error
+from ..output import add_dry_run_flag, die, display_name, dry_run_strategy, dry_run_suffix, server_error
 from ..session import open_cluster, run_session
 from ..summary import summarize
 from ..validate import add_validate_flag, field_validation, load, unknown_field_warnings
@@ -54,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("-n", "--namespace", help="namespace for objects that do not name one")
     a.add_argument("--server-side", action="store_true", help="server-side apply (field manager kubectl)")
     a.add_argument("--force-conflicts", action="store_true", help="with --server-side: take over conflicting fields")
-    a.add_argument("--dry-run", choices=["none", "client", "server"], default="none")
+    add_dry_run_flag(a)
     a.add_argument("--for", dest="run_for", metavar="DURATION",
                    help="let this much virtual time pass instead of waiting to settle (e.g. 5m)")
     a.add_argument("-q", "--quiet", action="store_true", help="no convergence summary")
@@ -252,10 +252,11 @@ def run(args: argparse.Namespace) -> int:
         return die(str(e))
     if not docs:
         return die("no objects passed to apply")
+    mode = dry_run_strategy(args.dry_run)
     cluster = open_cluster(args, create=True)
     t0 = cluster.time
-    dry = args.dry_run != "none"
-    suffix = dry_run_suffix(args.dry_run) if dry else ""
+    dry = mode != "none"
+    suffix = dry_run_suffix(mode)
     failed = 0
     applied: list[tuple[Any, str | None, str]] = []
 

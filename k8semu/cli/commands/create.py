@@ -35,205 +35,27 @@ written plus its namespace; server dry run prints what the server answers
 the log is left byte for byte as it was. Then the cluster settles (or runs
 ``--for``).
 
-This module is also the home of what the mutating commands share about
-``--dry-run`` and ``-o`` (:func:`add_dry_run_flag`, :func:`dry_run_strategy`,
-:func:`add_output_flag`, :class:`ObjectPrinter`, :func:`typed`), used by
-``replace``, ``taint``, ``drain`` and ``rollout undo``.
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
-import json
 import os
 import sys
-from typing import Any, get_args, get_origin
-
-import attrs
-from ruamel.yaml.comments import TaggedScalar
+from typing import Any
 
 from ...api import errors
 from ...api.manifest import ManifestError, resource_for
 from ...api.meta import random_suffix
-from ...api.quantity import parse_quantity
 from ...api.resources import by_kind
-from ...api.schema import kind_class
-from ...api.schema.fields import Quantity, wire_name
-from ...api.schema.meta import ObjectMeta
-from ..output import die, display_name, dry_run_suffix, server_error
-from ..printing import (JSONPathError, jsonpath_text, name_of, parse_jsonpath, strip_managed_fields, to_json,
-                        to_yaml)
+from ..output import add_dry_run_flag, add_output_flag, die, display_name, dry_run_strategy, dry_run_suffix, server_error
+from ..printing import ObjectPrinter, typed
 from ..parser import CommandParser
 from ..targets import add_run_flags, run_write
 from ..validate import add_validate_flag, field_validation, load, unknown_field_warnings
 
 FIELD_MANAGER = "kubectl-create"
-
-
-# --------------------------------------------------------------------------- --dry-run and -o (shared)
-
-#: pflag's ``NoOptDefVal`` of kubectl's ``--dry-run``: the value of the bare flag.
-DRY_RUN_BARE = "unchanged"
-#: What Go's ``strconv.ParseBool`` reads as true / false.
-_GO_TRUE = ("1", "t", "T", "TRUE", "true", "True")
-_GO_FALSE = ("0", "f", "F", "FALSE", "false", "False")
-
-
-def add_dry_run_flag(p: argparse.ArgumentParser, default: Any = "none") -> None:
-    """kubectl's ``--dry-run[=none|server|client]`` (``cmdutil.AddDryRunFlag``), read with
-    :func:`dry_run_strategy`; the bare flag stands for :data:`DRY_RUN_BARE`.
-
-    As argparse's optional values go, the bare flag takes the next word when it is not a
-    flag (``--dry-run node-1``), where pflag would leave it a positional.
-    """
-    p.add_argument("--dry-run", nargs="?", const=DRY_RUN_BARE, default=default, metavar="none|server|client",
-                   help="client: print what would be sent; server: have the server check it; nothing is kept")
-
-
-def _deprecation(message: str) -> None:
-    """kubectl's deprecation warning of ``--dry-run`` on stderr, as ``Warning: …`` (kubectl's
-    klog line also carries the wall-clock time and its pid, which k8semu's output does not)."""
-    print(f"Warning: {message}", file=sys.stderr)
-
-
-def dry_run_strategy(value: str | None) -> str:
-    """kubectl's ``GetDryRunStrategy``: ``"none"``, ``"client"`` or ``"server"`` from the flag's value.
-
-    A boolean as Go's ``strconv.ParseBool`` reads one (``true``, ``1``, ``F``, …) is the old
-    form: true means client, false none, with klog's warning ``--dry-run=true is deprecated
-    (boolean value) and can be replaced with --dry-run=client.``; the bare flag means client,
-    warning ``--dry-run is deprecated and can be replaced with --dry-run=client.``.
-
-    Raises:
-        ValueError: ``Invalid dry-run value (bogus). Must be "none", "server", or "client".``
-    """
-    value = "none" if value is None else value
-    if value in _GO_TRUE or value in _GO_FALSE:
-        mode = "client" if value in _GO_TRUE else "none"
-        _deprecation(f"--dry-run={value} is deprecated (boolean value) and can be replaced with --dry-run={mode}.")
-        return mode
-    if value == DRY_RUN_BARE:
-        _deprecation("--dry-run is deprecated and can be replaced with --dry-run=client.")
-        return "client"
-    if value in ("none", "client", "server"):
-        return value
-    raise ValueError(f'Invalid dry-run value ({value}). Must be "none", "server", or "client".')
-
-
-def add_output_flag(p: argparse.ArgumentParser, default: Any = "") -> None:
-    """``-o/--output`` of a mutating command, printed by :class:`ObjectPrinter`."""
-    p.add_argument("-o", "--output", default=default, metavar="FORMAT",
-                   help="json|yaml|name|jsonpath=TEMPLATE: print the object instead of the line")
-
-
-def _go_ordered(value: Any, tp: Any) -> Any:
-    """``value`` (of schema type ``tp``) as ``encoding/json`` renders the Go struct: keys in
-    field order (a map's sorted), every ObjectMeta with ``creationTimestamp`` (``null`` when
-    unset), quantities in their canonical form (``8388608Ki`` -> ``8Gi``)."""
-    if get_origin(tp) is not None and type(None) in get_args(tp):  # X | None
-        tp = next(a for a in get_args(tp) if a is not type(None))
-    if tp is Quantity:
-        try:
-            return str(parse_quantity(value))
-        except ValueError:
-            return value
-    if attrs.has(tp) and isinstance(value, dict):
-        attrs.resolve_types(tp)
-        out: dict[str, Any] = {}
-        for a in attrs.fields(tp):
-            name = wire_name(a)
-            if name in value:
-                out[name] = _go_ordered(value[name], a.type)
-            elif tp is ObjectMeta and name == "creationTimestamp":
-                out[name] = None
-        return {**out, **{k: v for k, v in value.items() if k not in out}}
-    if get_origin(tp) is tuple and isinstance(value, list):
-        return [_go_ordered(v, get_args(tp)[0]) for v in value]
-    if isinstance(value, dict):  # a Go map (map[string]T, or free-form JSON): keys sorted
-        item = get_args(tp)[1] if get_origin(tp) is dict else Any
-        return {k: _go_ordered(value[k], item) for k in sorted(value)}
-    if isinstance(value, list):
-        return [_go_ordered(v, Any) for v in value]
-    return value
-
-
-def typed(obj: dict[str, Any]) -> dict[str, Any]:
-    """``obj`` as kubectl prints an object it decoded into its Go type (a generator's, or
-    what a typed client got back): in the struct's field order with ``kind`` before
-    ``apiVersion`` (Go's ``TypeMeta``), ``creationTimestamp: null`` in every ObjectMeta
-    without one, canonical quantities. A kind the schema does not know is left as it is."""
-    try:
-        cls = kind_class(f"{obj.get('apiVersion')}/{obj.get('kind')}")
-    except KeyError:
-        return obj
-    out = _go_ordered(obj, cls)
-    return {k: out[k] for k in ("kind", "apiVersion") if k in out} | out
-
-
-def _yaml_nulls(value: Any) -> Any:
-    """``value`` with each ``None`` as a YAML scalar that prints ``null``, as go-yaml writes it
-    (:func:`~k8semu.cli.printing.to_yaml` would leave the value empty: ``creationTimestamp:``)."""
-    if value is None:
-        return TaggedScalar("null", tag="tag:yaml.org,2002:null")
-    if isinstance(value, dict):
-        return {k: _yaml_nulls(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_yaml_nulls(v) for v in value]
-    return value
-
-
-class ObjectPrinter:
-    """kubectl's printer of a mutating command (``PrintFlags.ToPrinter``), for one ``-o``:
-
-    - none: the command's line (``deployment.apps/web created (dry run)``);
-    - ``name``: ``deployment.apps/web``;
-    - ``yaml``: the object, ``---`` before each one after the first (one printer's count);
-    - ``json``: the object as Go's ``json.MarshalIndent`` writes it — keys sorted for an
-      object kubectl holds unstructured (``-f`` manifests, what such a request returns),
-      in Go struct order (:func:`typed`) for one it holds typed;
-    - ``jsonpath=TEMPLATE``.
-
-    ``metadata.managedFields`` is left out (kubectl's ``--show-managed-fields=false``).
-
-    Raises:
-        ValueError: kubectl's ``unable to match a printer suitable for the output format "wide",
-            allowed formats are: …``, or a template that does not parse.
-    """
-
-    def __init__(self, fmt: str | None) -> None:
-        self.fmt = fmt or ""
-        self.count = 0
-        if self.fmt.startswith("jsonpath="):
-            try:
-                parse_jsonpath(self.fmt.split("=", 1)[1])
-            except JSONPathError as e:
-                raise ValueError(f"error parsing jsonpath {self.fmt.split('=', 1)[1]}, {e}") from None
-        elif self.fmt not in ("", "yaml", "json", "name"):
-            raise ValueError(f'unable to match a printer suitable for the output format "{self.fmt}", allowed '
-                             "formats are: go-template,go-template-file,json,jsonpath,jsonpath-as-json,"
-                             "jsonpath-file,name,template,templatefile,yaml")
-
-    def print(self, obj: dict[str, Any], line: str, *, go_struct: bool = False) -> None:
-        """Print ``obj`` in the format (``line`` when there is none); ``go_struct``: kubectl
-        holds the object typed (:func:`typed`)."""
-        self.count += 1
-        if not self.fmt:
-            print(line)
-            return
-        if self.fmt == "name":
-            print(name_of(obj))
-            return
-        obj = strip_managed_fields(typed(obj) if go_struct else obj)
-        if self.fmt == "yaml":
-            sys.stdout.write(("---\n" if self.count > 1 else "") + to_yaml(_yaml_nulls(obj)))
-        elif self.fmt == "json" and not go_struct:
-            sys.stdout.write(to_json(obj))
-        elif self.fmt == "json":  # printing.to_json, in the struct's order instead of sorted
-            text = json.dumps(obj, indent=4, ensure_ascii=False)
-            sys.stdout.write(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026") + "\n")
-        else:
-            sys.stdout.write(jsonpath_text(self.fmt.split("=", 1)[1], obj))
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -29,7 +29,7 @@ import sys
 from ...api import errors
 from ...timeline.rerun import ClientWaits
 from ..durations import parse_duration
-from ..output import die, dry_run_suffix, server_error
+from ..output import add_dry_run_flag, die, dry_run_strategy, dry_run_suffix, server_error
 from ..session import WAIT_LIMIT
 from ..targets import Target, add_run_flags, add_target_flags, resolve_args, run_write
 
@@ -59,7 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--wait", type=_bool, nargs="?", const=True, default=True,
                    help="wait until the objects are gone (default true)")
     d.add_argument("--timeout", default="0s", help="how long to wait for the objects to be gone in virtual time (0: 1h)")
-    d.add_argument("--dry-run", choices=["none", "client", "server"], default="none")
+    add_dry_run_flag(d)
     add_run_flags(d)
     d.set_defaults(func=run)
 
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     ignore_nf = args.ignore_not_found
     if ignore_nf is None:
         ignore_nf = bool(args.select_all or args.selector)
-    dry = args.dry_run
+    dry = dry_run_strategy(args.dry_run)
     suffix = dry_run_suffix(dry)
     verb = "force deleted" if grace == 0 else "deleted"
     failures: list[str] = []
@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
             t = next(t for t, uid in deleted if not gone((t, uid)))
             failures.append(f"error: timed out waiting for the condition on {t.info.plural}/{t.name}")
 
-    run_write(args, body, dry_run=args.dry_run != "none", failures=failures)
+    run_write(args, body, dry_run=dry != "none", failures=failures)
     for line in failures:
         print(line, file=sys.stderr)
     return 1 if failures else 0

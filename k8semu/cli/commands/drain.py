@@ -47,11 +47,10 @@ from ...api import errors
 from ...api.meta import controller_of
 from ...timeline.rerun import ClientWaits
 from ..durations import parse_duration
-from ..output import dry_run_suffix, server_error
+from ..output import add_dry_run_flag, dry_run_strategy, dry_run_suffix, server_error
 from ..session import WAIT_LIMIT
 from ..targets import add_run_flags, run_write
 from ..durations import go_duration
-from .create import add_dry_run_flag, dry_run_strategy
 from .nodes import cordon, node_targets
 
 DAEMONSET_FATAL = "DaemonSet-managed Pods (use --ignore-daemonsets to ignore)"

@@ -20,7 +20,7 @@ from typing import Any
 
 from ...api import errors
 from ...api.apiserver import MERGE_PATCH
-from ..output import display_name, dry_run_suffix, server_error
+from ..output import add_dry_run_flag, display_name, dry_run_strategy, dry_run_suffix, server_error
 from ..targets import TargetError, add_run_flags, add_target_flags, resolve_args, run_write
 
 CHANGE_CAUSE = "kubernetes.io/change-cause"
@@ -35,7 +35,7 @@ def _register(sub: argparse._SubParsersAction, verb: str, help: str) -> None:
     add_target_flags(p, all_namespaces=True)
     p.add_argument("--overwrite", action="store_true", help="allow changing existing keys")
     p.add_argument("--resource-version", default="", help="only if the object is still at this resourceVersion")
-    p.add_argument("--dry-run", choices=["none", "client", "server"], default="none")
+    add_dry_run_flag(p)
     add_run_flags(p)
     p.set_defaults(func=lambda args: run_meta(args, verb))
 
@@ -103,7 +103,7 @@ def run_meta(args: argparse.Namespace, verb: str) -> int:
     done = "labeled" if verb == "label" else "annotated"
     positional, pairs = split_resources_and_pairs(args.resources, pair_type)
     add, remove = parse_changes(pairs, pair_type)
-    dry = args.dry_run
+    dry = dry_run_strategy(args.dry_run)
     suffix = dry_run_suffix(dry)
     failures: list[str] = []
 

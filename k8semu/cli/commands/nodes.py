@@ -17,7 +17,7 @@ from typing import Any
 
 from ...api import errors
 from ...api.apiserver import STRATEGIC_MERGE_PATCH
-from ..output import dry_run_suffix, server_error
+from ..output import add_dry_run_flag, dry_run_strategy, dry_run_suffix, server_error
 from ..targets import Target, TargetError, add_run_flags, resolve, resource_type, run_write
 
 __all__ = ["register", "cordon", "node_targets"]
@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         p = sub.add_parser(verb, help=f"{help} (as kubectl {verb})")
         p.add_argument("nodes", nargs="*", metavar="NODE")
         p.add_argument("-l", "--selector", help="label selector of the nodes")
-        p.add_argument("--dry-run", choices=["none", "client", "server"], default="none")
+        add_dry_run_flag(p)
         add_run_flags(p)
         p.set_defaults(func=lambda args, v=verb: run(args, v == "cordon"))
 
@@ -76,16 +76,17 @@ def cordon(api: Any, name: str, desired: bool, *, dry_run: str = "none") -> str:
 
 def run(args: argparse.Namespace, desired: bool) -> int:
     failures: list[str] = []
+    dry = dry_run_strategy(args.dry_run)
 
     async def body(cluster, rt) -> None:
         api = cluster.api
         for t in node_targets(api, args.nodes, args.selector):
             try:
-                print(cordon(api, t.name, desired, dry_run=args.dry_run))
+                print(cordon(api, t.name, desired, dry_run=dry))
             except errors.StatusError as e:
                 failures.append(server_error(e))
 
-    run_write(args, body, dry_run=args.dry_run != "none", failures=failures)
+    run_write(args, body, dry_run=dry != "none", failures=failures)
     for line in failures:
         print(line, file=sys.stderr)
     return 1 if failures else 0

@@ -23,7 +23,7 @@ from typing import Any
 
 from ...api import errors
 from ...api.apiserver import JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
-from ..output import die, display_name, dry_run_suffix, server_error
+from ..output import add_dry_run_flag, die, display_name, dry_run_strategy, dry_run_suffix, server_error
 from ..targets import add_run_flags, add_target_flags, resolve_args, run_write
 
 FIELD_MANAGER = "kubectl-patch"
@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--patch-file", help="a file holding the patch")
     p.add_argument("--type", default="strategic", choices=sorted(PATCH_TYPES))
     p.add_argument("--subresource", default="", choices=["", "status", "scale"])
-    p.add_argument("--dry-run", choices=["none", "client", "server"], default="none")
+    add_dry_run_flag(p)
     add_run_flags(p)
     p.set_defaults(func=run)
 
@@ -241,7 +241,7 @@ def run(args: argparse.Namespace) -> int:
         # the API server's answer to each PATCH (kube-apiserver's patch handler decodes it)
         doc, bad_json = None, str(e) if args.type == "strategic" else f"error decoding patch: {e}"
     patch_type = PATCH_TYPES[args.type]
-    dry = args.dry_run
+    dry = dry_run_strategy(args.dry_run)
     suffix = dry_run_suffix(dry)
     failures: list[str] = []
 

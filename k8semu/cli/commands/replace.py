@@ -27,10 +27,11 @@ import sys
 
 from ...api import errors
 from ...timeline.rerun import ClientWaits
-from ..output import die, display_name, dry_run_suffix, server_error
+from ..output import (add_dry_run_flag, add_output_flag, die, display_name, dry_run_strategy, dry_run_suffix,
+                      server_error)
 from ..targets import add_run_flags, resolve_args, run_write
 from ..validate import add_validate_flag, field_validation, unknown_field_warnings
-from .create import ObjectPrinter, add_dry_run_flag, add_output_flag, dry_run_strategy
+from ..printing import ObjectPrinter
 
 FIELD_MANAGER = "kubectl-replace"
 

@@ -45,12 +45,12 @@ from ...controllers.deployment.rollback import _find_revision
 from ...timeline.rerun import ClientWaits
 from ..durations import parse_duration
 from ..describe import PrefixWriter, describe_pod_template
-from ..output import display_name, dry_run_suffix, server_error
-from ..printing import tabwrite
+from ..output import (add_dry_run_flag, add_output_flag, display_name, dry_run_strategy, dry_run_suffix,
+                      server_error)
+from ..printing import ObjectPrinter, tabwrite
 from ..session import open_cluster
 from ..session import WAIT_LIMIT
 from ..targets import Target, add_run_flags, add_target_flags, resolve_args, run_write
-from .create import ObjectPrinter, add_dry_run_flag, add_output_flag, dry_run_strategy
 
 FIELD_MANAGER = "kubectl-rollout"
 REVISION_ANNOTATION = "deployment.kubernetes.io/revision"

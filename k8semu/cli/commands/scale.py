@@ -22,7 +22,7 @@ import argparse
 import sys
 
 from ...api import errors
-from ..output import display_name, dry_run_suffix, server_error
+from ..output import add_dry_run_flag, display_name, dry_run_strategy, dry_run_suffix, server_error
 from ..targets import add_run_flags, add_target_flags, resolve_args, run_write
 
 FIELD_MANAGER = "kubectl-scale"
@@ -35,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--replicas", type=int, default=None, help="the new number of replicas (required)")
     s.add_argument("--current-replicas", type=int, default=-1, help="precondition: the current replicas")
     s.add_argument("--resource-version", default="", help="precondition: the current resourceVersion")
-    s.add_argument("--dry-run", choices=["none", "client", "server"], default="none")
+    add_dry_run_flag(s)
     add_run_flags(s)
     s.set_defaults(func=run)
 
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         print("error: The --replicas=COUNT flag is required, and COUNT must be greater than or equal to 0",
               file=sys.stderr)
         return 1
-    dry = args.dry_run
+    dry = dry_run_strategy(args.dry_run)
     suffix = dry_run_suffix(dry)
     failures: list[str] = []
 

@@ -20,7 +20,7 @@ from typing import Any
 from ...api import errors
 from ...api.apiserver import STRATEGIC_MERGE_PATCH
 from ...api.patch import create_two_way_merge_patch
-from ..output import display_name, dry_run_suffix, server_error
+from ..output import add_dry_run_flag, display_name, dry_run_strategy, dry_run_suffix, server_error
 from ..targets import add_run_flags, add_target_flags, resolve_args, run_write
 from .label import split_resources_and_pairs
 
@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     kinds = s.add_subparsers(dest="set_what", required=True, metavar="image")
     i = kinds.add_parser("image", help="update containers' images (as kubectl set image)")
     add_target_flags(i, all_namespaces=True)
-    i.add_argument("--dry-run", choices=["none", "client", "server"], default="none")
+    add_dry_run_flag(i)
     add_run_flags(i)
     i.set_defaults(func=run)
 
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         print("error: at least one image update is required", file=sys.stderr)
         return 1
     images = dict(p.split("=", 1) for p in pairs if "=" in p)
-    dry = args.dry_run
+    dry = dry_run_strategy(args.dry_run)
     suffix = dry_run_suffix(dry)
     failures: list[str] = []
 

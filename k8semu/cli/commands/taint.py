@@ -32,9 +32,9 @@ from typing import Any
 from ...api import errors
 from ...api.apiserver import STRATEGIC_MERGE_PATCH
 from ...api.patch import create_two_way_merge_patch
-from ..output import server_error
+from ..output import add_dry_run_flag, add_output_flag, dry_run_strategy, server_error
 from ..targets import TargetError, add_run_flags, intermixed, resolve, resource_type, run_write
-from .create import ObjectPrinter, add_dry_run_flag, add_output_flag, dry_run_strategy, typed
+from ..printing import ObjectPrinter, typed
 from .label import split_resources_and_pairs
 
 EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
