@@ -136,6 +136,8 @@ __all__ = [
     "ExecNotFound",
     "SHELLS",
     "ShellSession",
+    "StdinFeed",
+    "STDIN_POLL",
     "build_program",
     "container_env",
     "DEFAULT_PATH",
@@ -1720,6 +1722,123 @@ class _Input:
         return line
 
 
+#: Virtual seconds between the looks a container's main process takes at an attached stdin
+#: (:class:`StdinFeed`): input is read at the first multiple of this after it arrived.
+STDIN_POLL = 0.25
+
+
+class StdinFeed:
+    """What was written to a container's stdin (``stdin: true``) by attached clients: text chunks
+    with the virtual time each arrived, and when the stdin was closed (``stdinOnce``: when the
+    first attached client detached), as the runtime's attach keeps them.
+
+    The container's main process reads it (:class:`_FeedInput`); any run of the same container
+    given the same feed (the kubelet's, a replay for ``logs``, the run an ``attach`` streams from)
+    reads the same text at the same virtual times: a chunk that arrived at ``t`` is seen at the
+    first multiple of :data:`STDIN_POLL` (of the cluster's clock) after ``t``.
+    ``poll``: a reader that has seen everything wakes at each of those instants rather than
+    waiting forever (for a run whose driver cannot be woken when input arrives: the kubelet's).
+    ``tty``: the container has a terminal (its shell prints prompts).
+    """
+
+    def __init__(self, *, tty: bool = False, poll: bool = False) -> None:
+        self.times: list[float] = []
+        self.ends: list[int] = []  # cumulative length of the text after each chunk
+        self.text = ""
+        self.closed_at: float | None = None
+        self.tty = tty
+        self.poll = poll
+
+    @property
+    def closed(self) -> bool:
+        return self.closed_at is not None
+
+    def append(self, t: float, text: str) -> None:
+        """Input that arrived at virtual time ``t`` (ignored once closed)."""
+        if self.closed_at is not None or not text:
+            return
+        if self.times and t < self.times[-1]:
+            t = self.times[-1]
+        self.times.append(t)
+        self.text += text
+        self.ends.append(len(self.text))
+
+    def close(self, t: float) -> None:
+        """The stdin closed at ``t``: the reader gets end-of-file after what was written."""
+        if self.closed_at is None:
+            self.closed_at = max(t, self.times[-1]) if self.times else t
+
+    def visible(self, now: float) -> int:
+        """How much of :attr:`text` a reader sees at ``now`` (chunks that arrived before ``now``)."""
+        import bisect
+
+        k = bisect.bisect_left(self.times, now)
+        return self.ends[k - 1] if k else 0
+
+    def next_arrival(self, now: float) -> float | None:
+        """When the first input (or the close) not yet seen at ``now`` arrived, if known."""
+        import bisect
+
+        k = bisect.bisect_left(self.times, now)
+        cands = [self.times[k]] if k < len(self.times) else []
+        if self.closed_at is not None and self.closed_at >= now:
+            cands.append(self.closed_at)
+        return min(cands) if cands else None
+
+
+class _FeedInput(_Input):
+    """The main process's stdin when it is attached to a :class:`StdinFeed`."""
+
+    def __init__(self, run: Run, feed: StdinFeed) -> None:
+        self.run = run
+        self.feed = feed
+        self.pos = 0
+        self.text = None
+        #: the process waits for input (see :meth:`Run._unpark`)
+        self.blocked = False
+
+    def _eof(self) -> bool:
+        return self.feed.closed_at is not None and self.feed.closed_at < self.run.now
+
+    def read_all(self) -> str | None:
+        if not self._eof():
+            self.blocked = True
+            return None
+        self.blocked = False
+        text, self.pos = self.feed.text[self.pos:], len(self.feed.text)
+        return text
+
+    def read_line(self) -> str | None | bool:
+        vis = self.feed.visible(self.run.now)
+        i = self.feed.text.find("\n", self.pos, vis)
+        if i >= 0:
+            line, self.pos = self.feed.text[self.pos:i], i + 1
+            self.blocked = False
+            return line
+        if self._eof():
+            self.blocked = False
+            if self.pos < len(self.feed.text):
+                line, self.pos = self.feed.text[self.pos:], len(self.feed.text)
+                return line
+            return False
+        self.blocked = True
+        return None
+
+    def wait_time(self) -> float:
+        """When to look again: the first poll instant after the next known arrival (after now
+        when :attr:`StdinFeed.poll`), else never (``math.inf``: until :meth:`Run._unpark`)."""
+        now = self.run.now
+        t = self.feed.next_arrival(now)
+        if t is None:
+            if not self.feed.poll or self.feed.closed:
+                return _INF
+            t = now
+        k = math.floor(t / STDIN_POLL) + 1
+        while k * STDIN_POLL <= t:
+            k += 1
+        return k * STDIN_POLL
+
+
 @attrs.define
 class _IO:
     out: Callable[[str], None]
@@ -2554,12 +2673,63 @@ def _c_sh(sh: _Shell, argv: list[str], io: _IO) -> Gen:
             if text is None:
                 return (yield from sh.unknown(argv, io))  # the script lives in the image
             return (yield from _run_script_text(_with(sh, errexit), text, args[0], args[1:], io))
+        if isinstance(io.inp, _FeedInput):  # an attached stdin: commands run as their lines arrive
+            return (yield from _feed_shell(_with(sh, errexit), argv[0], io))
         text = io.inp.read_all()
         if text is None:  # interactive shell on an open stdin: waits forever
             yield _INF
         return (yield from _run_script_text(_with(sh, errexit), text or "", argv[0], [], io))
     arg0 = args[0] if args else argv[0]
     return (yield from _run_script_text(_with(sh, errexit), command, arg0, args[1:], io))
+
+
+def _shell_prompt(sh: _Shell, shell: str, continuation: bool = False) -> str:
+    """A terminal shell's prompt: ``PS2`` (``> ``) or ``PS1`` — busybox/ash ``/ # ``, Debian's bash
+    ``root@HOSTNAME:/# `` (root, the working directory)."""
+    if continuation:
+        return "> "
+    cwd = sh.path(".")
+    if shell.rsplit("/", 1)[-1] == "bash":
+        return f"root@{sh.hostname()}:{cwd}# "
+    return f"{cwd} # "
+
+
+def _feed_shell(sh: _Shell, arg0: str, io: _IO) -> Gen:
+    """A shell reading its commands from an attached stdin (:class:`StdinFeed`), as ``sh`` with no
+    script does: each complete command runs when its last line has arrived, in the same shell
+    (variables and ``cd`` carry over); ``exit N`` ends it with N, end of input with the status
+    of the last command. With a terminal it prints its prompt before each command (PS2 ``> ``
+    for a continuation line). Syntax errors are busybox's (``sh: syntax error: …``, status 2)."""
+    inp = io.inp
+    assert isinstance(inp, _FeedInput)
+    sh.arg0 = arg0
+    shell = arg0.rsplit("/", 1)[-1]
+    status, text = 0, ""
+    while True:
+        if inp.feed.tty:
+            io.out(_shell_prompt(sh, shell, continuation=bool(text)))
+        while (line := inp.read_line()) is None:
+            yield inp.wait_time()
+        if line is False:
+            return status
+        text += line + "\n"
+        if ShellSession.incomplete(text):
+            continue
+        try:
+            tree = parse_shell(text)
+        except ValueError as err:
+            io.err(f"{shell}: {err}\n")
+            status = sh.status = 2
+            text = ""
+            continue
+        text = ""
+        try:
+            status = yield from sh.run_node(tree, io)
+        except _Exit as e:
+            return e.code
+        except _LoopCtl:
+            status = 0
+        sh.status = status
 
 
 def _with(sh: _Shell, errexit: bool) -> _Shell:
@@ -2726,6 +2896,13 @@ def _c_cat(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     args = [a for a in argv[1:] if not (a.startswith("-") and a != "-")]
     texts, status = _files_or_stdin(sh, args, io, "cat")
     for text in texts:
+        if text is None and isinstance(io.inp, _FeedInput):  # an attached stdin: copied line by line
+            while (line := io.inp.read_line()) is not False:
+                if line is None:
+                    yield io.inp.wait_time()
+                else:
+                    io.out(line + "\n")
+            continue
         if text is None:  # an open stdin that never sends data: cat waits forever
             yield _INF
         io.out(text)
@@ -3177,12 +3354,117 @@ def _c_timeout(sh: _Shell, argv: list[str], io: _IO) -> Gen:
 
 
 @_command("wget", "curl", "nslookup", "ping", "dig", "host", "nc", "ncat", "mysql", "mysqladmin", "psql",
-          "pg_isready", "redis-cli", "mongo", "mongosh", "xbstream", "xtrabackup", "kubectl", "git", "tar",
+          "pg_isready", "redis-cli", "mongo", "mongosh", "xbstream", "xtrabackup", "kubectl", "git",
           "gzip", "gunzip", "sed", "awk", "cut", "tr", "xargs", "find", "apk", "apt-get", "pip", "openssl")
 def _c_client(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     """Network clients and one-shot tools: not emulated, they succeed quietly (``nc -l`` serves)."""
     if argv[0].rsplit("/", 1)[-1] in ("nc", "ncat") and any(a.startswith(("-l", "--listen")) for a in argv[1:]):
         return (yield from sh.serve())
+    return (yield from _done(0))
+
+
+@_command("tar")
+def _c_tar(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    """busybox ``tar`` on the container's files, for ``kubectl cp``: ``tar cf - PATH…`` writes a
+    ustar archive of the files (directories recursively; leading ``/`` removed from the names, as
+    tar does) to stdout, ``tar xf - [-C DIR]`` (``m``, ``v``, ``o`` accepted) extracts one read
+    from stdin into the container (:attr:`Run.extracted` lists what it wrote). ``t`` lists.
+    File contents are text (UTF-8), as every file of the model; compressed archives are refused."""
+    import io as _bytesio
+    import tarfile
+
+    args = argv[1:]
+    mode, archive, chdir, names = "", None, None, []
+    first = True
+    while args:
+        a = args.pop(0)
+        if a == "-C" or a == "--directory":
+            chdir = args.pop(0) if args else None
+        elif a.startswith("--directory="):
+            chdir = a.split("=", 1)[1]
+        elif (a.startswith("-") and len(a) > 1 and not a.startswith("--")) or (first and not a.startswith("/")):
+            for ch in a.lstrip("-"):
+                if ch in "cxt":
+                    mode = ch
+                elif ch == "f":
+                    archive = args.pop(0) if args else None
+                elif ch == "C":
+                    chdir = args.pop(0) if args else None
+                elif ch in "zjJ":
+                    io.err("tar: compressed archives are not supported here\n")
+                    return 1
+        elif a.startswith("--"):
+            pass
+        else:
+            names.append(a)
+        first = False
+    if not mode:
+        io.err("tar: need to specify one of -c, -t, -x\n")
+        return 1
+    if archive not in (None, "-"):
+        io.err(f"tar: can't open '{archive}': archives are read from stdin and written to stdout here\n")
+        return 1
+    if mode == "c":
+        buf = _bytesio.BytesIO()
+        status = 0
+        with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as tf:
+            stripped = False
+            for name in names:
+                full = sh.path(name)
+                files = []
+                text = sh.read_file(name)
+                if text is not None:
+                    files.append((full, text))
+                elif sh.is_dir(name):
+                    prefix = full.rstrip("/") + "/"
+                    files += sorted((p, t) for p, t in sh.run.fs.items() if p.startswith(prefix))
+                else:
+                    io.err(f"tar: {name}: No such file or directory\n")
+                    status = 1
+                    continue
+                arc_root = name.lstrip("/") if name.startswith("/") else name
+                if name.startswith("/") and not stripped:
+                    io.err("tar: removing leading '/' from member names\n")
+                    stripped = True
+                if sh.is_dir(name) and text is None:
+                    info = tarfile.TarInfo(arc_root.rstrip("/") or ".")
+                    info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, int(sh.run.now)
+                    tf.addfile(info)
+                for path, body in files:
+                    data = body.encode()
+                    rel = arc_root if path == full else arc_root.rstrip("/") + path[len(full.rstrip("/")):]
+                    info = tarfile.TarInfo(rel)
+                    info.size, info.mode, info.mtime = len(data), 0o644, int(sh.run.now)
+                    tf.addfile(info, _bytesio.BytesIO(data))
+        io.out(buf.getvalue().decode("utf-8", "replace"))
+        return (yield from _done(status))
+    text = io.inp.read_all()
+    while text is None:  # the archive is still arriving
+        yield io.inp.wait_time() if isinstance(io.inp, _FeedInput) else _INF
+        text = io.inp.read_all()
+    try:
+        tf = tarfile.open(fileobj=_bytesio.BytesIO(text.encode()), mode="r:")
+        members = tf.getmembers()
+    except (tarfile.TarError, EOFError):
+        io.err("tar: invalid tar magic\n")
+        return 1
+    if mode == "t":
+        io.out("".join(m.name + "\n" for m in members))
+        return (yield from _done(0))
+    base = sh.path(chdir or ".")
+    if chdir is not None and not sh.is_dir(chdir):
+        io.err(f"tar: can't change directory to '{chdir}': No such file or directory\n")
+        return 1
+    for m in members:
+        dest = sh.path(base.rstrip("/") + "/" + m.name)
+        if m.isdir():
+            sh.run.dirs.add(dest)
+            sh.run.extracted.append((dest, None))
+        elif m.isfile():
+            f = tf.extractfile(m)
+            body = (f.read() if f is not None else b"").decode("utf-8", "replace")
+            sh.run.fs[dest] = body
+            sh.run.extracted.append((dest, body))
     return (yield from _done(0))
 
 
@@ -3911,7 +4193,12 @@ def _apply(run: Run, d: _Directive) -> None:
 
 
 def _top(sh: _Shell, argv: list[str], run: Run) -> Gen:
-    io = _IO(run.stdout_writer(), run.stderr_writer(), _Input(None if run.program.stdin else ""))
+    if run.program.stdin and run.stdin_feed is not None:
+        run.stdin_reader = _FeedInput(run, run.stdin_feed)
+        inp: _Input = run.stdin_reader
+    else:
+        inp = _Input(None if run.program.stdin else "")
+    io = _IO(run.stdout_writer(), run.stderr_writer(), inp)
     try:
         return (yield from sh.exec_argv(argv, io))
     except _Exit as e:
@@ -4036,13 +4323,15 @@ class Program:
     tree: ImageTree = _GENERIC_TREE
     post_start: tuple[str, ...] | None = None
 
-    def start(self, now: float, *, wall_clock: Callable[[float], datetime] | None = None) -> Run:
+    def start(self, now: float, *, wall_clock: Callable[[float], datetime] | None = None,
+              stdin: StdinFeed | None = None) -> Run:
         """Start the program at virtual time ``now``; see :class:`Run`.
 
         ``wall_clock`` maps virtual seconds to an aware UTC datetime for ``date``
-        (default: ``DEFAULT_EPOCH + now``).
+        (default: ``DEFAULT_EPOCH + now``). ``stdin``: what attached clients write to the
+        container's stdin (``stdin: true`` only; without it an open stdin never sends data).
         """
-        return Run(self, now, wall_clock or (lambda t: DEFAULT_EPOCH + timedelta(seconds=t)))
+        return Run(self, now, wall_clock or (lambda t: DEFAULT_EPOCH + timedelta(seconds=t)), stdin=stdin)
 
 
 def _limit(container: Mapping[str, Any], resource: str) -> int | None:
@@ -4143,8 +4432,17 @@ class Run:
     usage), ``fs`` (the in-memory file system; :attr:`files` is a copy).
     """
 
-    def __init__(self, program: Program, now: float, wall_clock: Callable[[float], datetime]) -> None:
+    def __init__(self, program: Program, now: float, wall_clock: Callable[[float], datetime], *,
+                 stdin: StdinFeed | None = None) -> None:
         self.program = program
+        #: the container's attached stdin (:class:`StdinFeed`), read by its main process
+        self.stdin_feed = stdin
+        self.stdin_reader: _FeedInput | None = None
+        self._parked: Gen | None = None  # the main process, waiting for stdin that has not come
+        #: called with (stream, text) for everything the container writes (``attach`` streams it)
+        self.tap: Callable[[str, str], None] | None = None
+        #: (path, text; None for a directory) of what ``tar x`` wrote, in order (``kubectl cp``)
+        self.extracted: list[tuple[str, str | None]] = []
         self.now = now
         self.started_at = now
         self.wall_clock = wall_clock
@@ -4191,12 +4489,24 @@ class Run:
 
     def next_event_time(self) -> float | None:
         """Virtual time of the next thing the program does, or None (runs until stopped, or exited)."""
+        self._unpark()
         if self.exited is not None or not self._heap:
             return None
         return self._heap[0][0]
 
+    def _unpark(self) -> None:
+        """The main process waits for stdin: schedule it when input has arrived meanwhile."""
+        gen, reader = self._parked, self.stdin_reader
+        if gen is None or reader is None or self.exited is not None:
+            return
+        t = reader.wait_time()
+        if t < _INF:
+            self._parked = None
+            self._push(max(t, self.now), "main", gen)
+
     def advance(self, until: float) -> list[Effect]:
         """Run everything due at or before ``until``; return the effects, in time order."""
+        self._unpark()
         while self._heap and self.exited is None and self._heap[0][0] <= until:
             t, _, kind, payload = heapq.heappop(self._heap)
             if t > self.now:
@@ -4327,6 +4637,8 @@ class Run:
     # ---------------------------------------------------------------- used by programs
 
     def write(self, stream: str, text: str) -> None:
+        if self.tap is not None:
+            self.tap(stream, text)
         buf = self._partial[stream] + text
         *lines, rest = buf.split("\n")
         for line in lines:
@@ -4382,6 +4694,9 @@ class Run:
             if kind != "timer":
                 payload.close()
         self._heap.clear()
+        if self._parked is not None:
+            self._parked.close()
+            self._parked = None
         raise _Killed
 
     # ---------------------------------------------------------------- internals
@@ -4406,6 +4721,9 @@ class Run:
         except _Exit as e:
             if kind == "main":
                 self.exit(e.code)
+            return
+        if t == _INF and kind == "main" and self.stdin_reader is not None and self.stdin_reader.blocked:
+            self._parked = gen  # until input arrives (_unpark)
             return
         self._push(max(t, self.now), kind, gen)
 

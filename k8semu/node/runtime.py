@@ -38,6 +38,7 @@ import attrs
 __all__ = [
     "Image", "ImageCache", "NODE_STATUS_MAX_IMAGES", "MAX_NAMES_PER_IMAGE", "PullOutcome", "Container", "Sandbox", "ContainerRuntime",
     "normalize_image", "image_repo", "container_id", "Effect", "normalize_effect", "behaviour_module",
+    "open_stdin", "container_stdin", "record_files", "container_files",
 ]
 
 
@@ -207,6 +208,71 @@ def normalize_effect(e: Any) -> Effect:
     return Effect("other", t)
 
 
+# --------------------------------------------------------------------------- attached stdin
+
+#: The stdin of each running container with ``stdin: true`` (a
+#: :class:`~k8semu.node.behaviour.StdinFeed`), by container ID (64 hex digits), as the runtime
+#: keeps it open for ``attach``: what ``k8semu serve``'s attach writes there reaches the
+#: container's main process, and every rebuild of the container (``logs``, ``exec``, ``attach``)
+#: in the same process reads it too. Not in the event log: a command reading the cluster file
+#: later replays the container without it (its shell then waits for input, as it did before).
+_STDIN: dict[str, Any] = {}
+_STDIN_MAX = 512  # feeds kept (the oldest go first)
+#: Whether the kubelet's runs poll an attached stdin (see ``StdinFeed.poll``); None: when the
+#: clock runs in real time (``k8semu serve``), so settling in virtual time is not kept busy.
+STDIN_POLL: bool | None = None
+
+
+def _live_clock() -> bool:
+    if STDIN_POLL is not None:
+        return STDIN_POLL
+    try:
+        import trio
+
+        clock = trio.lowlevel.current_clock()
+    except RuntimeError:  # not in trio.run
+        return False
+    return getattr(clock, "is_virtual", True) is False
+
+
+def open_stdin(cid: str, *, tty: bool = False) -> Any:
+    """A fresh, open stdin for the container ``cid`` starting now (replacing any earlier one:
+    IDs are per node, pod and attempt, and another cluster in this process may reuse them)."""
+    feed = behaviour_module().StdinFeed(tty=tty, poll=_live_clock())
+    _STDIN.pop(cid, None)
+    _STDIN[cid] = feed
+    while len(_STDIN) > _STDIN_MAX:
+        del _STDIN[next(iter(_STDIN))]
+    return feed
+
+
+def container_stdin(cid: str | None) -> Any:
+    """The stdin feed of the container with ID ``cid`` (``containerd://`` prefix allowed), or None."""
+    if not cid:
+        return None
+    return _STDIN.get(cid.rsplit("://", 1)[-1])
+
+
+#: Files that ``kubectl cp`` (``tar x`` in an exec) put into a running container, by container
+#: ID: (path, text; None for a directory), in order. Every later exec/attach in this process
+#: rebuilds the container with them (the main process and the log replay do not see them).
+_FILES: dict[str, list[tuple[str, str | None]]] = {}
+
+
+def record_files(cid: str | None, items: list[tuple[str, str | None]]) -> None:
+    """Keep what an exec extracted into the container ``cid`` (see :data:`_FILES`)."""
+    if cid and items:
+        key = cid.rsplit("://", 1)[-1]
+        _FILES.setdefault(key, []).extend(items)
+        while len(_FILES) > _STDIN_MAX:
+            del _FILES[next(iter(_FILES))]
+
+
+def container_files(cid: str | None) -> list[tuple[str, str | None]]:
+    """What execs extracted into the container ``cid`` so far (:func:`record_files`)."""
+    return list(_FILES.get((cid or "").rsplit("://", 1)[-1], ())) if cid else []
+
+
 # --------------------------------------------------------------------------- containers
 
 @attrs.define
@@ -246,6 +312,9 @@ class Container:
     logs: list[tuple[float, str]] = attrs.field(factory=list)
     stopping: bool = False
     post_start_reported: bool = False
+    #: the spec's ``stdin`` / ``tty``: the runtime keeps the container's stdin open for attach
+    stdin: bool = False
+    tty: bool = False
 
     @property
     def running(self) -> bool:
@@ -374,6 +443,7 @@ class ContainerRuntime:
             memory_limit=program.memory_limit,
         )
         c.run = program
+        c.stdin, c.tty = bool(spec.get("stdin")), bool(spec.get("tty"))
         self.containers[cid] = c
         return c
 
@@ -392,7 +462,9 @@ class ContainerRuntime:
     def start_container(self, c: Container, now: float) -> None:
         """StartContainer: the program begins at ``now``."""
         program = c.run
-        c.run = program.start(now, wall_clock=self._wall_clock())
+        _FILES.pop(c.id, None)  # a new instance starts from its image (IDs may be reused: see open_stdin)
+        feed = open_stdin(c.id, tty=c.tty) if c.stdin else None
+        c.run = program.start(now, wall_clock=self._wall_clock(), stdin=feed)
         c.state = "running"
         c.started_at = now
 
@@ -403,6 +475,7 @@ class ContainerRuntime:
         ``started_at`` and catches up on the next :meth:`advance`."""
         c.run = self._program(pod, spec, env, mounts)
         c.memory_limit = c.run.memory_limit
+        c.stdin, c.tty = bool(spec.get("stdin")), bool(spec.get("tty"))
         self.start_container(c, started_at)
         c.post_start_reported = True  # the kubelet that started it handled its postStart hook
         self.containers[c.id] = c

@@ -42,6 +42,7 @@ import trio
 from ..api import errors
 from ..api.apiserver import APPLY_PATCH, JSON_PATCH, PATCH_TYPES, RequestContext, WatchEvent
 from ..api.auth import SYSTEM_MASTERS, UserInfo, anonymous
+from ..api import tokens as sa_tokens
 from ..api.resources import ResourceInfo, by_resource
 from . import discovery, metrics, openapi, prom, protobuf, reviews
 from .watchcache import SharedWatch
@@ -233,6 +234,10 @@ class APIApp:
         """The request's user: its bearer token's, else ``system:anonymous`` (with
         ``--insecure-http``, the admin, as the old insecure port).
 
+        A token not in the table may be a service account token (a TokenRequest's, a legacy
+        token Secret's, a pod's mounted one), checked by :func:`k8semu.api.tokens.authenticate`
+        (signature, expiry on the virtual clock, the account and bound objects still there).
+
         Raises:
             Unauthorized: a token (or another scheme) that is not known.
         """
@@ -240,9 +245,15 @@ class APIApp:
         if not auth:
             return self.unauthenticated or anonymous()
         scheme, _, token = auth.partition(" ")
-        if scheme.lower() != "bearer" or token.strip() not in self.tokens:
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
             raise errors.Unauthorized()
-        return self.tokens[token.strip()]
+        if token in self.tokens:
+            return self.tokens[token]
+        who = sa_tokens.authenticate(self.api, token)
+        if who is None:
+            raise errors.Unauthorized()
+        return who
 
     def impersonate(self, who: UserInfo, req: _Request) -> UserInfo:
         """The user a request acts as: ``who``, or the one its ``Impersonate-User`` /
@@ -523,6 +534,8 @@ class APIApp:
             if sub == "eviction":
                 out = api.evict(name, body or {}, namespace=ns, ctx=ctx, dry_run=dry_run or _dry(body))
                 return await _send_json(send, 201, out)
+            if sub == "token" and info.plural == "serviceaccounts" and not info.group:  # TokenRequest
+                return await _send_json(send, 201, sa_tokens.create_token(api, ctx, ns, name, body))
             raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
         if name is None and m != "DELETE":
             raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
@@ -809,8 +822,12 @@ class APIApp:
                    receive: Receive, send: Send) -> None:
         api = self.api
         api._authz(ctx, "get", info, ns, name, "log")  # RBAC on pods/log, as upstream
-        pod = api.get(info, name, namespace=ns, ctx=ctx)
+        from ..node.containerlogs import LimitedWriter, kubelet_log_url, log_options, log_run
+
         q = req.query
+        # PodLogOptions decoded and validated before the pod is read (upstream's REST.Get)
+        opts = log_options(q, name, api.now, api.epoch)
+        pod = api.get(info, name, namespace=ns, ctx=ctx)
         spec = pod.get("spec") or {}
         containers = list(spec.get("containers") or [])
         specs = {c["name"]: c for c in list(spec.get("initContainers") or []) + containers}
@@ -822,30 +839,32 @@ class APIApp:
             cname = containers[0]["name"]
         if cname not in specs:
             raise errors.BadRequest(f"container {cname} is not valid for pod {name}")
-        from ..node.containerlogs import kubelet_log_url
         from ..sim.components import kubelet_unreachable
 
         if (dial := kubelet_unreachable(api, pod)) is not None:
             params = {k: v for k, v in q.items()
-                      if k in ("follow", "previous", "timestamps", "tailLines", "sinceSeconds", "limitBytes")}
+                      if k in ("follow", "previous", "timestamps", "tailLines", "sinceSeconds", "sinceTime",
+                               "limitBytes")}
             raise errors.UnknownError(f'Get "{kubelet_log_url(pod, cname, params)}": {dial}')
-        window = _log_window(api, pod, cname, req.flag("previous"))
+        window = log_run(pod, cname, req.flag("previous"), api.epoch)
         if window is None:  # no node yet: upstream's LogLocation is empty, the body too
             return await _send(send, 200, b"", "text/plain")
-        start, end = window
-        tail = req.int_param("tailLines")
+        start, end, cid = window
         stamps = req.flag("timestamps")
         follow = req.flag("follow") and not req.flag("previous")
         from ..node import inputs
+        from ..node.runtime import container_stdin
 
         epoch = api.epoch
         try:
             program = inputs.replay_program(api, pod, specs[cname], start)  # with the env and files it had
-            run = program.start(start, wall_clock=lambda t: epoch + timedelta(seconds=t))
+            # with what attached clients wrote to its stdin (kept by this process's runtime)
+            feed = container_stdin(cid) if specs[cname].get("stdin") else None
+            run = program.start(start, wall_clock=lambda t: epoch + timedelta(seconds=t), stdin=feed)
         except ValueError:
             run = None
 
-        def lines(until: float) -> list[bytes]:
+        def lines(until: float) -> list[tuple[float, bytes]]:
             if run is None:
                 return []
             out = []
@@ -855,19 +874,29 @@ class APIApp:
                     if stamps:
                         st = (epoch + timedelta(seconds=eff.t)).strftime("%Y-%m-%dT%H:%M:%S.")
                         text = f"{st}{round((eff.t % 1) * 1e9):09d}Z {text}"
-                    out.append(text.encode() + b"\n")
+                    out.append((eff.t, text.encode() + b"\n"))
             return out
 
-        first = lines(api.now if end is None else end)
-        if tail is not None:
-            first = first[len(first) - tail:] if tail > 0 else []
-        if not follow or end is not None:
-            return await _send(send, 200, b"".join(first), "text/plain")
+        # the kubelet's ReadLogs: the last tailLines lines, those stamped at/after since (now -
+        # sinceSeconds, or sinceTime, in the cluster's virtual time), cut at limitBytes
+        limited = LimitedWriter(opts.limit)
+        def until(e: float | None) -> float:
+            if e is None:
+                return api.now
+            if run is not None and run.stdin_feed is not None:
+                # finishedAt has whole seconds: the run read its stdin until it exited, within that second
+                return min(e + 1.0 - 1e-6, api.now)
+            return e
+
+        first = limited.cut(opts.select(lines(until(end))))
+        if not follow or end is not None or limited.done:
+            return await _send(send, 200, first, "text/plain")
         uid = (pod.get("metadata") or {}).get("uid")
+        since = opts.since
 
         async def body(write: Callable[[bytes], Awaitable[None]]) -> None:
             if first:
-                await write(b"".join(first))
+                await write(first)
             while True:
                 await trio.sleep(_LOG_POLL * self.speed)
                 try:
@@ -880,10 +909,11 @@ class APIApp:
                     s2, e2 = _log_window(api, cur, cname, False)
                 except errors.StatusError:
                     return
-                new = lines(api.now if e2 is None else e2)
+                new = limited.cut([b for t, b in lines(until(e2))
+                                   if since is None or t >= since])
                 if new:
-                    await write(b"".join(new))
-                if e2 is not None or s2 != start:
+                    await write(new)
+                if e2 is not None or s2 != start or limited.done:
                     return
 
         await self._stream(send, receive, "text/plain", body)

@@ -17,7 +17,9 @@ its program replayed with the environment and files it started with,
 now) and the command runs in it (:func:`k8semu.node.behaviour.exec_command`)
 in the server's virtual time (``sleep 2`` takes 2 virtual seconds). What
 the command writes to files is not kept: every exec starts from the
-container's own state. :class:`Process` drives it:
+container's own state — except what ``tar x`` extracts (``kubectl cp`` into
+the pod), which later execs and attaches in this process see
+(:func:`k8semu.node.runtime.record_files`). :class:`Process` drives it:
 
 * **stdin**: a shell run with stdin and no script (``kubectl exec -i POD --
   sh``) is a session fed line by line (:class:`~k8semu.node.behaviour.ShellSession`):
@@ -35,10 +37,15 @@ container's own state. :class:`Process` drives it:
 
 ``pods/NAME/attach`` (``kubectl attach``, ``kubectl run -i``/``-it``) uses the same protocols
 and checks (RBAC ``create`` on ``pods/attach``) and reaches the container's own process
-(:meth:`Process._attach`): a shell the container runs on an open stdin (``stdin: true``) takes
-the client's input as a session; otherwise the client sees what the container writes from then
-on. The final status is ``Success`` (the kubelet's). That the session's ``exit`` ends the
-container itself is not modelled: the container keeps running (``kubectl run --rm`` deletes it).
+(:meth:`Process._attach`): the client sees what the container writes from then on, and its input
+goes to the container's stdin (``stdin: true``; :func:`k8semu.node.runtime.container_stdin`),
+which the container's main process reads — a shell runs each command as its line arrives, ``exit
+3`` ends the container with exit code 3 (the kubelet sees it: ``kubectl run --restart=Never``
+then exits 3), and what it prints is in ``kubectl logs``. As upstream with ``stdinOnce: true``
+(``kubectl run -i``), the container's stdin closes when the first attached client's input ends
+or the client detaches, so a shell reads end-of-file and exits. With a terminal the line
+discipline (echo, backspace, ``^D``) is applied before the input reaches the container, whose
+shell prints its prompts. The final status is ``Success`` (the kubelet's).
 
 Protocols (channel numbers as in ``k8s.io/apimachinery/pkg/util/remotecommand``):
 
@@ -227,10 +234,18 @@ def container_run(api: Any, pod: Mapping[str, Any], container: str, at: float) -
         program = inputs.replay_program(api, pod, specs[container], started)
     except ValueError:  # an invalid behaviour script never runs
         raise missing from None
-    run = program.start(started, wall_clock=lambda v: epoch + timedelta(seconds=v))
+    from ..node.runtime import container_files, container_stdin
+
+    feed = container_stdin(st.get("containerID")) if specs[container].get("stdin") else None
+    run = program.start(started, wall_clock=lambda v: epoch + timedelta(seconds=v), stdin=feed)
     run.advance(at)
     if run.exited is not None:
         raise missing
+    for path, text in container_files(st.get("containerID")):  # what kubectl cp put there
+        if text is None:
+            run.dirs.add(path)
+        else:
+            run.fs[path] = text
     return run
 
 
@@ -330,6 +345,12 @@ class Process:
             options = self.options = attrs.evolve(options, command=tuple(self.run_state.program.argv))
         self._output = output
         self._env = {"TERM": "xterm"} if options.tty else None
+        #: attach: the container's own stdin (:class:`~k8semu.node.behaviour.StdinFeed`), which the
+        #: client's input goes to; None when the container has no stdin or no feed is kept for it
+        self.stdin_feed = self.run_state.stdin_feed if options.attach else None
+        spec = next((c for key in ("containers", "initContainers", "ephemeralContainers")
+                     for c in (pod.get("spec") or {}).get(key) or [] if c.get("name") == container), {})
+        self._stdin_once = bool(spec.get("stdinOnce"))
         #: The input received so far (with a terminal: the completed lines), decoded.
         self.input = ""
         self.stdin_ended = not options.stdin
@@ -355,7 +376,10 @@ class Process:
         if not self.options.stdin or self.stdin_ended:
             return
         text = self._decoder.decode(data)
+        feed = self.stdin_feed
         if not self.options.tty:
+            if feed is not None:
+                feed.append(self.api.now, text)
             self.input += text
             self._wake()
             return
@@ -363,6 +387,8 @@ class Process:
         for ch in text:
             if ch in "\r\n":
                 echo.append("\r\n")
+                if feed is not None:
+                    feed.append(self.api.now, self._edit + "\n")
                 self.input += self._edit + "\n"
                 self._edit = ""
             elif ch in "\x7f\b":
@@ -380,6 +406,10 @@ class Process:
             elif ch == "\x04":  # ^D: the line so far goes to the reader; on an empty line, end of input
                 if not self._edit:
                     self.stdin_ended = True
+                    if feed is not None:
+                        feed.close(self.api.now)
+                elif feed is not None:
+                    feed.append(self.api.now, self._edit)
                 self.input += self._edit
                 self._edit = ""
             elif ch >= " " or ch == "\t":
@@ -390,10 +420,20 @@ class Process:
         self._wake()
 
     def close_stdin(self) -> None:
-        """The client's stdin ended (v5 CLOSE, or FIN on the SPDY stdin stream)."""
+        """The client's stdin ended (v5 CLOSE, or FIN on the SPDY stdin stream). Attached to a
+        container with ``stdinOnce``, the container's stdin closes with it (its shell reads EOF)."""
         if not self.stdin_ended:
             self.input += self._decoder.decode(b"", final=True)
             self.stdin_ended = True
+            self._wake()
+        self._detach()
+
+    def _detach(self) -> None:
+        """The attached client's stdin is gone (ended, or the client left): as the runtime does for
+        a container with ``stdinOnce: true``, its stdin closes for good (upstream: "remains open
+        and accepts data until the client disconnects, at which time stdin is closed")."""
+        if self.stdin_feed is not None and self.options.stdin and self._stdin_once:
+            self.stdin_feed.close(self.api.now)
             self._wake()
 
     # ---------------------------------------------------------------- output
@@ -429,6 +469,17 @@ class Process:
         Raises:
             ExecNotFound: (:mod:`k8semu.node.behaviour`) no such program in the container.
         """
+        code = await self._run()
+        if self.run_state.extracted:  # kubectl cp: the files stay in the container
+            from ..node.runtime import record_files
+
+            statuses = [s for key in ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses")
+                        for s in (self.pod.get("status") or {}).get(key) or []]
+            cid = next((s.get("containerID") for s in statuses if s.get("name") == self.container), None)
+            record_files(cid, self.run_state.extracted)
+        return code
+
+    async def _run(self) -> int:
         from ..node import behaviour
 
         argv = list(self.options.command)
@@ -486,13 +537,21 @@ class Process:
         return 130
 
     async def _attach(self, argv: list[str]) -> int:
-        """``kubectl attach`` (and ``kubectl run -i``): a shell the container runs on an open stdin
-        takes the client's input as a session; otherwise the client sees what the container writes
-        from now on, until it exits, is replaced or its pod goes, or the client leaves. The kubelet
-        reports ``Success`` either way (0 here)."""
+        """``kubectl attach`` (and ``kubectl run -i``): the client sees what the container writes from
+        now on and, with ``-i``, its input goes to the container's stdin (:attr:`stdin_feed`), which
+        the container's own process reads (a shell runs the commands, ``exit 3`` ends the container
+        with 3; ``stdinOnce``: the client's end of input closes it, so the shell exits). Streams until
+        the container exits, is replaced or its pod goes, or the client leaves. The kubelet reports
+        ``Success`` either way (0 here).
+
+        The output comes from a rebuild of the container (:func:`container_run`) reading the same
+        stdin at the same virtual times as the kubelet's, so both see the same commands run and the
+        same exit. Without a kept stdin (a container started outside this process) a shell on an open
+        stdin takes the client's input as a separate session, and the container goes on running."""
         from ..node import behaviour
 
-        if self.options.stdin and self.run_state.program.stdin and behaviour.ShellSession.wanted(argv):
+        if (self.stdin_feed is None and self.options.stdin and self.run_state.program.stdin
+                and behaviour.ShellSession.wanted(argv)):
             await self._session(argv)
             return 0
         meta = self.pod.get("metadata") or {}
@@ -505,21 +564,30 @@ class Process:
                         return st.get("containerID")
             return None
 
+        def tap(stream: str, text: str) -> None:
+            self._pending.append((STDERR if stream == "stderr" else STDOUT, text))
+
+        self.run_state.tap = tap
         cid = container_id(self.pod)
-        while True:
-            await trio.sleep(_ATTACH_POLL)
-            for eff in self.run_state.advance(self.api.now):
-                if isinstance(eff, behaviour.LogLine):
-                    self._pending.append((STDERR if eff.stream == "stderr" else STDOUT, eff.text + "\n"))
-            await self._flush()
-            if self.run_state.exited is not None:
-                return 0
-            try:
-                cur = self.api.get(self.api.resource("pods"), meta.get("name"), namespace=meta.get("namespace"))
-            except errors.NotFound:
-                return 0
-            if (cur.get("metadata") or {}).get("uid") != uid or container_id(cur) != cid:
-                return 0
+        try:
+            while True:
+                changed = self._changed
+                nxt = self.run_state.next_event_time()
+                wait = _ATTACH_POLL if nxt is None else min(_ATTACH_POLL, max(0.0, nxt - self.api.now))
+                with trio.move_on_after(wait):
+                    await changed.wait()
+                self.run_state.advance(self.api.now)
+                await self._flush()
+                if self.run_state.exited is not None:
+                    return 0
+                try:
+                    cur = self.api.get(self.api.resource("pods"), meta.get("name"), namespace=meta.get("namespace"))
+                except errors.NotFound:
+                    return 0
+                if (cur.get("metadata") or {}).get("uid") != uid or container_id(cur) != cid:
+                    return 0
+        finally:
+            self._detach()
 
     async def _line(self) -> Any:
         """The next input line; None at the end of the input; ``_INTERRUPTED`` after a ^C."""

@@ -86,7 +86,9 @@ def handle(api: Any, ctx: Any, method: str, group: str, version: str, rest: list
         return {"kind": info.kind, "apiVersion": f"{AUTHN_GROUP}/{VERSION}",
                 "metadata": {**(body.get("metadata") or {}), "creationTimestamp": None},
                 "status": {"userInfo": {"username": user.name, **({"uid": user.uid} if user.uid else {}),
-                                        "groups": list(user.groups)}}}
+                                        "groups": list(user.groups),
+                                        **({"extra": {k: list(v) for k, v in sorted(user.extra.items())}}
+                                           if user.extra else {})}}}
     if info is SSRR:
         status = _rules_review(api, ctx.user, spec)
     else:
