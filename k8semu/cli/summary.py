@@ -180,7 +180,7 @@ def summarize(api: APIServer, applied: list[tuple[ResourceInfo, str | None, str]
             out.append(Outcome(label, True, head + _endpoint_text(api, obj)))
         elif kind == "PersistentVolumeClaim":
             phase = status.get("phase", "Pending")
-            out.append(Outcome(label, phase == "Bound", phase))  # no provisioner here: Pending stays
+            out.append(Outcome(label, phase == "Bound", phase))  # no provisioner: Bound only to a hand-made PV
         else:
             out.append(Outcome(label, True, "created"))
     return out

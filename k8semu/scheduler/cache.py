@@ -40,8 +40,8 @@ from .types import NodeInfo, PodInfo, pod_key
 
 __all__ = ["Cache", "Snapshot", "NodeInfo", "zone_key"]
 
-_OBJECT_KINDS = ("Namespace", "PersistentVolumeClaim", "StorageClass", "PodDisruptionBudget", "Service",
-                 "ReplicationController", "ReplicaSet", "StatefulSet")
+_OBJECT_KINDS = ("Namespace", "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "PodDisruptionBudget",
+                 "Service", "ReplicationController", "ReplicaSet", "StatefulSet")
 
 
 def zone_key(node: Mapping[str, Any]) -> str:
@@ -352,7 +352,7 @@ class Cache:
 
     # --- other objects ------------------------------------------------------------
     def upsert_object(self, obj: Mapping[str, Any]) -> None:
-        """Add or replace a Namespace, PVC, StorageClass, PDB, Service, RC, ReplicaSet or StatefulSet.
+        """Add or replace a Namespace, PVC, PV, StorageClass, PDB, Service, RC, ReplicaSet or StatefulSet.
 
         Objects of other kinds are ignored.
         """

@@ -225,6 +225,7 @@ class MachineSupervisor(Component):
 def controller_factories(api: Any, config: Any, resumed_at: float | None = None) -> dict[str, Factory]:
     """kube-controller-manager's controllers, by upstream name (``resumed_at``: see
     :class:`~k8semu.controllers.nodelifecycle.NodeLifecycleController`)."""
+    from ..controllers.clusterroleaggregation import ClusterRoleAggregationController
     from ..controllers.cronjob import CronJobController
     from ..controllers.daemonset import DaemonSetController
     from ..controllers.deployment import DeploymentController
@@ -237,6 +238,7 @@ def controller_factories(api: Any, config: Any, resumed_at: float | None = None)
     from ..controllers.namespace import NamespaceController
     from ..controllers.nodeipam import NodeIPAMController
     from ..controllers.nodelifecycle import NodeLifecycleController, TaintEvictionController
+    from ..controllers.persistentvolume import PersistentVolumeController
     from ..controllers.replicaset import ReplicaSetController, ReplicationManager
     from ..controllers.resourcequota import ResourceQuotaController
     from ..controllers.serviceaccount import RootCACertPublisher, ServiceAccountsController
@@ -266,7 +268,9 @@ def controller_factories(api: Any, config: Any, resumed_at: float | None = None)
         "endpoint-controller": lambda: EndpointsController(api),
         "disruption-controller": lambda: DisruptionController(api),
         "resourcequota-controller": lambda: ResourceQuotaController(api),
+        "persistentvolume-binder-controller": lambda: PersistentVolumeController(api),
         "horizontal-pod-autoscaler": lambda: HorizontalController(api, MetricsServer(api.epoch)),
+        "clusterrole-aggregation-controller": lambda: ClusterRoleAggregationController(api),
     }
 
 
