@@ -51,6 +51,9 @@ from k8semu.api.errors import Forbidden
 __all__ = [
     "RBAC_GROUP",
     "RBAC_API_VERSION",
+    "RULE_FIELDS",
+    "rule_key",
+    "aggregated_rules",
     "PolicySource",
     "InMemoryPolicy",
     "RBACAuthorizer",
@@ -416,15 +419,25 @@ def label_selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[s
     return True
 
 
-_RULE_FIELDS = ("verbs", "apiGroups", "resources", "resourceNames", "nonResourceURLs")
+#: PolicyRule's fields, in the Go struct's (and its apply configuration's) order
+RULE_FIELDS = ("verbs", "apiGroups", "resources", "resourceNames", "nonResourceURLs")
 
 
-def _rule_key(rule: Mapping[str, Any]) -> tuple:
-    """Semantic identity of a rule: missing and empty lists compare equal."""
-    return tuple(tuple(rule.get(f) or ()) for f in _RULE_FIELDS)
+def rule_key(rule: Mapping[str, Any]) -> tuple:
+    """Semantic identity of a PolicyRule (``equality.Semantic.DeepEqual``: missing and empty
+    lists compare equal)."""
+    return tuple(tuple(rule.get(f) or ()) for f in RULE_FIELDS)
 
 
-def _aggregate_one(role: Mapping[str, Any], current: Mapping[str, Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def aggregated_rules(role: Mapping[str, Any], current: Mapping[str, Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The rules upstream's clusterrole-aggregation controller (``syncClusterRole``) gives
+    ``role`` from ``current`` (ClusterRoles by name): per selector of its aggregationRule,
+    the matching roles in name order (``role`` itself excluded), their rules in order,
+    duplicates (by :func:`rule_key`) dropped.
+
+    Raises:
+        ValueError: a selector that is not a valid label selector.
+    """
     name = _meta(role).get("name", "")
     out: list[Mapping[str, Any]] = []
     seen: set[tuple] = set()
@@ -436,7 +449,7 @@ def _aggregate_one(role: Mapping[str, Any], current: Mapping[str, Mapping[str, A
             if not label_selector_matches(selector, _meta(other).get("labels") or {}):
                 continue
             for rule in other.get("rules") or ():
-                key = _rule_key(rule)
+                key = rule_key(rule)
                 if key not in seen:
                     seen.add(key)
                     out.append(rule)
@@ -466,8 +479,8 @@ def aggregate_cluster_roles(roles: list[dict[str, Any]]) -> list[dict[str, Any]]
         changed = False
         for name in aggregated:
             role = current[name]
-            new_rules = _aggregate_one(role, current)
-            if [_rule_key(r) for r in new_rules] != [_rule_key(r) for r in role.get("rules") or ()]:
+            new_rules = aggregated_rules(role, current)
+            if [rule_key(r) for r in new_rules] != [rule_key(r) for r in role.get("rules") or ()]:
                 current[name] = {**role, "rules": [dict(r) for r in new_rules]}
                 changed = True
         if not changed:

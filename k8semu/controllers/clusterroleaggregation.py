@@ -31,54 +31,20 @@ from typing import Any
 
 from ..api import errors
 from ..api.apiserver import APPLY_PATCH
-from ..api.rbac import RBAC_API_VERSION, label_selector_matches
+from ..api.rbac import RULE_FIELDS, RBAC_API_VERSION, aggregated_rules, rule_key
 from ..client.component import Component
 from ..client.informer import EventHandler
 
-__all__ = ["ClusterRoleAggregationController", "aggregated_rules", "FIELD_MANAGER"]
+__all__ = ["ClusterRoleAggregationController", "FIELD_MANAGER"]
 
 Obj = dict[str, Any]
 
 #: The field manager (and actor) of the controller's writes.
 FIELD_MANAGER = "clusterrole-aggregation-controller"
 
-# PolicyRule's fields in the Go struct's (and its apply configuration's) order
-_RULE_FIELDS = ("verbs", "apiGroups", "resources", "resourceNames", "nonResourceURLs")
-
-
-def _rule_key(rule: Obj) -> tuple:
-    """``equality.Semantic.DeepEqual`` identity of a PolicyRule (nil and empty lists are equal)."""
-    return tuple(tuple(rule.get(f) or ()) for f in _RULE_FIELDS)
-
-
-def aggregated_rules(role: Obj, roles: list[Obj]) -> list[Obj]:
-    """The rules upstream's ``syncClusterRole`` computes for ``role`` from ``roles`` (the
-    ClusterRoles in the cache): per selector, matching roles by name (``role`` excluded),
-    their rules in order, duplicates dropped.
-
-    Raises:
-        ValueError: a selector that is not a valid label selector.
-    """
-    name = (role.get("metadata") or {}).get("name")
-    by_name = sorted(roles, key=lambda r: (r.get("metadata") or {}).get("name") or "")
-    out: list[Obj] = []
-    seen: set[tuple] = set()
-    for selector in (role.get("aggregationRule") or {}).get("clusterRoleSelectors") or ():
-        for other in by_name:
-            meta = other.get("metadata") or {}
-            if meta.get("name") == name or not label_selector_matches(selector or {}, meta.get("labels") or {}):
-                continue
-            for rule in other.get("rules") or ():
-                key = _rule_key(rule)
-                if key not in seen:
-                    seen.add(key)
-                    out.append(rule)
-    return out
-
-
 def _apply_rule(rule: Obj) -> Obj:
     """``toApplyPolicyRule``: the five list fields, empty ones left out."""
-    return {f: list(rule[f]) for f in _RULE_FIELDS if rule.get(f)}
+    return {f: list(rule[f]) for f in RULE_FIELDS if rule.get(f)}
 
 
 class ClusterRoleAggregationController(Component):
@@ -108,8 +74,9 @@ class ClusterRoleAggregationController(Component):
         role = self.roles.indexer.get_by(None, name)
         if role is None or role.get("aggregationRule") is None:
             return
-        rules = aggregated_rules(role, self.roles.indexer.list())
-        if [_rule_key(r) for r in rules] == [_rule_key(r) for r in role.get("rules") or ()]:
+        roles = {(r.get("metadata") or {}).get("name") or "": r for r in self.roles.indexer.list()}
+        rules = aggregated_rules(role, roles)
+        if [rule_key(r) for r in rules] == [rule_key(r) for r in role.get("rules") or ()]:
             return
         config: Obj = {"apiVersion": RBAC_API_VERSION, "kind": "ClusterRole", "metadata": {"name": name}}
         if rules:
