@@ -68,6 +68,7 @@ from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.scanner import ScannerError
 from ruamel.yaml.tag import Tag
 
+from k8semu.api.gofmt import go_quote
 from k8semu.api.resources import NoKindMatch, ResourceInfo, by_kind
 
 __all__ = [
@@ -480,10 +481,6 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(name)
 
 
-def _go_quote(s: str) -> str:
-    return json.dumps(s, ensure_ascii=False)
-
-
 # --------------------------------------------------------------------------- checks
 
 
@@ -513,7 +510,7 @@ def _invalid_doc(obj: Any, source: str, index: int, line: int, item: int | None)
     if not errs:
         return None
     detail = errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]"  # utilerrors.Aggregate
-    msg = f"error validating {_go_quote(source)}: error validating data: {detail}; {_STOP_VALIDATE}"
+    msg = f"error validating {go_quote(source)}: error validating data: {detail}; {_STOP_VALIDATE}"
     return ManifestDoc(source, index, line, obj if isinstance(obj, dict) else None,
                        ManifestError(msg, source=source, line=line, reason="validation"), item)
 
@@ -546,7 +543,7 @@ def _decoded(obj: dict[str, Any], source: str, index: int, line: int, item: int 
     """The unstructured decoder's checks: empty ``kind``/``apiVersion`` are not objects."""
     missing = "Kind" if not obj["kind"] else ("apiVersion" if not obj["apiVersion"] else None)
     if missing:
-        msg = f"unable to decode {_go_quote(source)}: Object '{missing}' is missing in '{_compact_json(obj)}'"
+        msg = f"unable to decode {go_quote(source)}: Object '{missing}' is missing in '{_compact_json(obj)}'"
         return ManifestDoc(source, index, line, obj,
                            ManifestError(msg, source=source, line=line, reason="decode"), item)
     return ManifestDoc(source, index, line, obj, None, item)
@@ -675,7 +672,7 @@ def load_manifests(path: str | Path, recursive: bool = False, text: str | None =
     if p == "-":
         return load_text(sys.stdin.read() if text is None else text, STDIN)
     if not os.path.exists(p):
-        raise ManifestError(f"the path {_go_quote(p)} does not exist", source=p, reason="path")
+        raise ManifestError(f"the path {go_quote(p)} does not exist", source=p, reason="path")
     if os.path.isdir(p):
         docs: list[ManifestDoc] = []
         for f in _walk(p, recursive):
@@ -704,7 +701,7 @@ def resource_for(doc: ManifestDoc) -> ResourceInfo:
         meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
         name = meta.get("name") if isinstance(meta.get("name"), str) else ""
         namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else ""
-        msg = (f"resource mapping not found for name: {_go_quote(name)} namespace: "
-               f"{_go_quote(namespace)} from {_go_quote(doc.source)}: {exc}")
+        msg = (f"resource mapping not found for name: {go_quote(name)} namespace: "
+               f"{go_quote(namespace)} from {go_quote(doc.source)}: {exc}")
         raise ManifestError(msg, source=doc.source, line=doc.line, reason="mapping",
                             hint=_CRD_HINT) from None

@@ -39,6 +39,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from k8semu.api import resources
 from k8semu.api.errors import BadRequest
+from k8semu.api.gofmt import go_quote
 from k8semu.api.validation import is_label_value, is_qualified_name
 
 __all__ = [
@@ -72,34 +73,11 @@ _INT64 = re.compile(r"[+-]?[0-9]+")
 
 # --- Go-flavoured rendering helpers (messages only) -------------------------
 
-def _go_quote(s: str) -> str:
-    """``strconv.Quote``-like double-quoting used by ``%q``."""
-    out = ['"']
-    for ch in s:
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch in "\a\b\f\n\r\t\v":
-            out.append({"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n",
-                        "\r": "\\r", "\t": "\\t", "\v": "\\v"}[ch])
-        elif ch.isprintable():
-            out.append(ch)
-        elif ord(ch) < 0x80:
-            out.append(f"\\x{ord(ch):02x}")
-        elif ord(ch) < 0x10000:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(f"\\U{ord(ch):08x}")
-    out.append('"')
-    return "".join(out)
-
-
 def _go_string_slice(values: list[str] | None) -> str:
     """``%#v`` of a ``[]string``."""
     if values is None:
         return "[]string(nil)"
-    return "[]string{" + ", ".join(_go_quote(v) for v in values) + "}"
+    return "[]string{" + ", ".join(go_quote(v) for v in values) + "}"
 
 
 class _Lazy:
@@ -128,7 +106,7 @@ def _aggregate(msgs: list[str]) -> str:
 
 def _invalid(path: str, value: str, detail: str) -> str:
     """``field.Invalid(path, value, detail).Error()`` for a string value."""
-    return f"{path}: Invalid value: {_go_quote(value)}: {detail}"
+    return f"{path}: Invalid value: {go_quote(value)}: {detail}"
 
 
 def _key_error(key: str, path: str) -> str | None:
@@ -189,8 +167,8 @@ class Requirement:
                 if not _is_int64(v):
                     errs.append(_invalid(f"values[{i}]", v, "for 'Gt', 'Lt' operators, the value must be an integer"))
         else:
-            supported = ", ".join(_go_quote(o) for o in _VALID_OPERATORS)
-            errs.append(f"operator: Unsupported value: {_go_quote(operator)}: supported values: {supported}")
+            supported = ", ".join(go_quote(o) for o in _VALID_OPERATORS)
+            errs.append(f"operator: Unsupported value: {go_quote(operator)}: supported values: {supported}")
         for i, v in enumerate(vals or []):
             verrs = is_label_value(v)
             if verrs:
@@ -505,7 +483,7 @@ def selector_from_label_selector(
     for expr in exprs:
         op = _MATCH_EXPRESSION_OPS.get(expr.get("operator", ""))
         if op is None:
-            raise ValueError(f"{_go_quote(str(expr.get('operator', '')))} is not a valid label selector operator")
+            raise ValueError(f"{go_quote(str(expr.get('operator', '')))} is not a valid label selector operator")
         values = expr.get("values")
         reqs.append(Requirement.new(expr.get("key", ""), op, list(values) if values else None))
     return EVERYTHING.add(*reqs)
@@ -766,7 +744,7 @@ _FIELD_LABELS: dict[tuple[str, str], tuple[tuple[str, ...], dict[str, str], Call
     ("", "secrets"): (("type",) + _META, {}, _not_supported),
     ("", "services"): (_META + ("spec.clusterIP", "spec.type"), {}, _not_supported),
     ("batch", "jobs"): (_META + ("status.successful",), {},
-                        lambda label: f"field label {_go_quote(label)} not supported for batchv1.Job"),
+                        lambda label: f"field label {go_quote(label)} not supported for batchv1.Job"),
     ("events.k8s.io", "events"): (
         ("reason", "type") + _META,
         {"regarding.kind": "involvedObject.kind", "regarding.namespace": "involvedObject.namespace",
@@ -784,7 +762,7 @@ def _convert_label(group: str, plural: str, label: str) -> str:
     if rule is None:
         if label in _META:
             return label
-        raise BadRequest(f'{_go_quote(label)} is not a known field selector: only "metadata.name", '
+        raise BadRequest(f'{go_quote(label)} is not a known field selector: only "metadata.name", '
                          f'"metadata.namespace"')
     accepted, renames, message = rule
     if label in accepted:

@@ -37,6 +37,7 @@ from typing import Any, Mapping, Sequence, get_args, get_origin
 import attrs
 from ruamel.yaml.comments import TaggedScalar
 
+from ..api.gofmt import go_quote
 from ..api.quantity import parse_quantity
 from ..api.schema import kind_class
 from ..api.schema.fields import Quantity, wire_name
@@ -174,27 +175,6 @@ def go_float(v: float) -> str:
     if dp >= len(digits):
         return sign + digits + "0" * (dp - len(digits))
     return f"{sign}{digits[:dp]}.{digits[dp:]}"
-
-
-def go_quote(s: str) -> str:
-    """Go's ``strconv.Quote``: double-quoted, ``\\n``/``\\t``/``\\"``… escaped, other
-    non-printable characters as ``\\x``/``\\u``/``\\U``."""
-    out = ['"']
-    named = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
-             "\\": "\\\\", '"': '\\"'}
-    for ch in s:
-        if ch in named:
-            out.append(named[ch])
-        elif ch == " " or ch.isprintable():
-            out.append(ch)
-        elif ord(ch) < 0x80:
-            out.append(f"\\x{ord(ch):02x}")
-        elif ord(ch) < 0x10000:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(f"\\U{ord(ch):08x}")
-    out.append('"')
-    return "".join(out)
 
 
 def go_v(value: Any, *, floats: bool = False) -> str:

@@ -49,6 +49,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from ..api import errors
+from ..api.gofmt import go_quote
 from ..api.quantity import parse_quantity
 from .behaviour import ResolvedEnv, expand_kube_vars
 
@@ -253,29 +254,9 @@ _SERVICE_ENV: OrderedDict[tuple, dict[str, str]] = OrderedDict()
 
 # --------------------------------------------------------------------------- downward API
 
-def _go_quote(text: str) -> str:
-    """Go's ``%q`` for the usual (printable) label and annotation values."""
-    out = ['"']
-    for ch in text:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\x{ord(ch):02x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
-
-
 def format_map(m: Mapping[str, str]) -> str:
     """``fieldpath.FormatMap``: ``key="value"`` lines in key order, no trailing newline."""
-    return "\n".join(f"{k}={_go_quote(str(m[k]))}" for k in sorted(m))
+    return "\n".join(f"{k}={go_quote(str(m[k]))}" for k in sorted(m))
 
 
 def _subscript(path: str, field: str) -> str | None:
