@@ -1081,15 +1081,50 @@ the error log for details.</p>
 </html>
 """
 _NGINX_HTML = "/usr/share/nginx/html"
+#: ``/etc/nginx/nginx.conf`` of the official nginx images (Debian and Alpine alike).
+_NGINX_CONF = """
+user  nginx;
+worker_processes  auto;
+
+error_log  /var/log/nginx/error.log notice;
+pid        /var/run/nginx.pid;
+
+
+events {
+    worker_connections  1024;
+}
+
+
+http {
+    include       /etc/nginx/mime.types;
+    default_type  application/octet-stream;
+
+    log_format  main  '$remote_addr - $remote_user [$time_local] "$request" '
+                      '$status $body_bytes_sent "$http_referer" '
+                      '"$http_user_agent" "$http_x_forwarded_for"';
+
+    access_log  /var/log/nginx/access.log  main;
+
+    sendfile        on;
+    #tcp_nopush     on;
+
+    keepalive_timeout  65;
+
+    #gzip  on;
+
+    include /etc/nginx/conf.d/*.conf;
+}
+"""
 _NGINX_DEFAULT_CONF = "/etc/nginx/conf.d/default.conf"
-_NGINX_FILES = ("/etc/nginx/nginx.conf /etc/nginx/conf.d/default.conf /etc/nginx/mime.types "
+_NGINX_FILES = ("/etc/nginx/conf.d/default.conf /etc/nginx/mime.types "
                 "/etc/nginx/fastcgi_params /etc/nginx/scgi_params /etc/nginx/uwsgi_params /usr/sbin/nginx "
                 "/usr/sbin/nginx-debug /var/log/nginx/access.log /var/log/nginx/error.log")
 _NGINX_DIRS = "/etc/nginx/conf.d /etc/nginx/modules /usr/lib/nginx/modules /var/cache/nginx /usr/share/nginx/html"
 #: The nginx image's ``/docker-entrypoint.d`` scripts, by the nginx version that added them.
 _NGINX_SCRIPTS = (((1, 19), "10-listen-on-ipv6-by-default.sh"), ((1, 25), "15-local-resolvers.envsh"),
                   ((1, 19), "20-envsubst-on-templates.sh"), ((1, 21), "30-tune-worker-processes.sh"))
-_WELCOME_FILES = {f"{_NGINX_HTML}/50x.html": _NGINX_50X}  # index.html: _NGINX_WELCOME, added below
+_WELCOME_FILES = {f"{_NGINX_HTML}/50x.html": _NGINX_50X,  # index.html: _NGINX_WELCOME, added below
+                  "/etc/nginx/nginx.conf": _NGINX_CONF}
 
 
 @functools.lru_cache(maxsize=None)
@@ -1849,7 +1884,8 @@ class _IO:
 Gen = Generator[float, None, Any]
 
 
-# The kubelet-managed /etc/hosts without the pod's own line (the kubelet passes the full file in ``files``).
+# The kubelet-managed /etc/hosts without the pod's own line, for programs built without the kubelet's
+# mounts (the kubelet mounts the full file: k8semu.node.volumes, k8semu.node.dns.hosts_file).
 _DEFAULT_HOSTS = ("# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
                   "fe00::0\tip6-localnet\nfe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n")
 
@@ -1999,9 +2035,10 @@ class _Shell:
         full = self.path(p)
         if full == "/dev/null":
             return ""
-        if full == "/etc/hostname":
+        text = self.run.fs.get(full)
+        if text is None and full == "/etc/hostname":  # no sandbox file given: the UTS name
             return self.hostname() + "\n"
-        return self.run.fs.get(full)
+        return text
 
     def is_dir(self, p: str) -> bool:
         return self.run.is_dir(self.path(p))
@@ -2909,50 +2946,88 @@ def _c_cat(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     return status
 
 
-def _count_option(args: list[str], default: int) -> tuple[int, list[str], bool]:
-    n, rest, follow = default, [], False
+def _head_tail_options(args: list[str], default: int) -> tuple[tuple[str, int, str], list[str], bool]:
+    """((unit ``"n"`` lines or ``"c"`` bytes, count, sign ``""``/``"+"``/``"-"`` as written),
+    other arguments, follow) for ``head``/``tail``: ``-n N``, ``-nN``, ``-N``, ``-c N``, ``-cN``,
+    ``--lines=N``, ``--bytes=N``, ``-f``/``-F``/``--follow``, ``-q``/``-s``/``-v``."""
+    unit, n, sign, rest, follow = "n", default, "", [], False
+
+    def count(text: str) -> tuple[int, str]:
+        text = text.strip()
+        sg = text[:1] if text[:1] in ("+", "-") else ""
+        digits = text[len(sg):]
+        return (int(digits) if digits.isdigit() else 0), sg
+
     i = 0
     while i < len(args):
         a = args[i]
         if a in ("-n", "-c") and i + 1 < len(args):
-            n = int(args[i + 1].lstrip("+-") or 0)
+            unit = a[1]
+            n, sign = count(args[i + 1])
             i += 2
             continue
-        if re.fullmatch(r"-n\d+|-\d+", a):
-            n = int(a.lstrip("-n"))
+        m = re.fullmatch(r"-([nc])([+-]?\d+)|--(lines|bytes)=([+-]?\d+)|-(\d+)", a)
+        if m:
+            if m.group(5):
+                unit, n, sign = "n", int(m.group(5)), ""
+            else:
+                unit = m.group(1) or ("n" if m.group(3) == "lines" else "c")
+                n, sign = count(m.group(2) or m.group(4))
         elif a in ("-f", "-F") or a.startswith("--follow") or re.fullmatch(r"-[fFqsv]+", a):
             follow = follow or "f" in a.lower()
         else:
             rest.append(a)
         i += 1
-    return n, rest, follow
+    return (unit, n, sign), rest, follow
+
+
+def _units(text: str, unit: str) -> list[str]:
+    return text.splitlines(keepends=True) if unit == "n" else list(text)
+
+
+def _tail_of(text: str, spec: tuple[str, int, str]) -> str:
+    """``tail``: the last N lines/bytes, or from the N-th on (``+N``)."""
+    unit, n, sign = spec
+    parts = _units(text, unit)
+    if sign == "+":
+        return "".join(parts[max(0, n - 1):])
+    return "".join(parts[-n:] if n else [])
+
+
+def _head_of(text: str, spec: tuple[str, int, str]) -> str:
+    """``head``: the first N lines/bytes, or all but the last N (``-N``)."""
+    unit, n, sign = spec
+    parts = _units(text, unit)
+    if sign == "-":
+        return "".join(parts[:-n] if n else parts)
+    return "".join(parts[:n])
 
 
 @_command("tail")
 def _c_tail(sh: _Shell, argv: list[str], io: _IO) -> Gen:
-    n, files, follow = _count_option(argv[1:], 10)
+    spec, files, follow = _head_tail_options(argv[1:], 10)
     if follow:
         for f in files:
             text = sh.read_file(f)
             if text:
-                io.out("".join(text.splitlines(keepends=True)[-n:] if n else []))
+                io.out(_tail_of(text, spec))
         yield _INF
     texts, status = _files_or_stdin(sh, files, io, "tail")
     for text in texts:
         if text is None:
             yield _INF
-        io.out("".join(text.splitlines(keepends=True)[-n:] if n else []))
+        io.out(_tail_of(text, spec))
     return status
 
 
 @_command("head")
 def _c_head(sh: _Shell, argv: list[str], io: _IO) -> Gen:
-    n, files, _ = _count_option(argv[1:], 10)
+    spec, files, _ = _head_tail_options(argv[1:], 10)
     texts, status = _files_or_stdin(sh, files, io, "head")
     for text in texts:
         if text is None:
             yield _INF
-        io.out("".join(text.splitlines(keepends=True)[:n]))
+        io.out(_head_of(text, spec))
     return status
 
 
@@ -3293,7 +3368,7 @@ def _c_info(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     prog = argv[0].rsplit("/", 1)[-1]
     args = argv[1:]
     if prog == "hostname":
-        text = sh.hostname()
+        return (yield from _c_hostname(sh, args, io))
     elif prog == "whoami":
         text = "root"
     elif prog == "id":
@@ -3313,6 +3388,64 @@ def _c_info(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     else:
         head = args[0].rstrip("/").rsplit("/", 1)
         text = (head[0] or "/") if len(head) > 1 else "."
+    io.out(text + "\n")
+    return (yield from _done(0))
+
+
+def _host_entries(sh: _Shell, name: str) -> tuple[str | None, list[str]]:
+    """What the resolver finds for ``name`` in the container's ``/etc/hosts``: the canonical name
+    (the first name of the first line listing ``name``) and the addresses of every line listing it."""
+    canonical, addrs = None, []
+    for line in (sh.read_file("/etc/hosts") or "").splitlines():
+        fields = line.split("#", 1)[0].split()
+        if len(fields) >= 2 and name in fields[1:]:
+            canonical = canonical or fields[1]
+            if fields[0] not in addrs:
+                addrs.append(fields[0])
+    return canonical, addrs
+
+
+def _c_hostname(sh: _Shell, args: list[str], io: _IO) -> Gen:
+    """busybox ``hostname``: the UTS name (the pod's hostname, not ``$HOSTNAME`` as the shell may
+    have changed it); ``-s`` up to the first dot, ``-f`` the canonical name the resolver finds in
+    ``/etc/hosts`` (``web-0.nginx.default.svc.cluster.local`` for a pod with ``subdomain``),
+    ``-d`` its domain part, ``-i`` the addresses of the name (the pod's IP); setting a name fails
+    (no ``CAP_SYS_ADMIN``)."""
+    name = str(sh.run.program.env.get("HOSTNAME") or sh.hostname())
+    opts = ""
+    rest = []
+    for a in args:
+        if a in ("--fqdn", "--long"):
+            opts += "f"
+        elif a == "--short":
+            opts += "s"
+        elif a == "--domain":
+            opts += "d"
+        elif a == "--ip-address":
+            opts += "i"
+        elif a.startswith("-") and len(a) > 1:
+            opts += a[1:]
+        else:
+            rest.append(a)
+    if rest and not opts:
+        io.err("hostname: sethostname: Operation not permitted\n")
+        return (yield from _done(1))
+    if "i" in opts or "I" in opts:
+        _, addrs = _host_entries(sh, name)
+        if not addrs:
+            io.err(f"hostname: {name}: Unknown host\n")
+            return (yield from _done(1))
+        io.out(" ".join(addrs) + "\n")
+        return (yield from _done(0))
+    fqdn = _host_entries(sh, name)[0] or name
+    if "f" in opts or "F" in opts:
+        text = fqdn
+    elif "d" in opts:
+        text = fqdn.partition(".")[2]
+    elif "s" in opts:
+        text = name.partition(".")[0]
+    else:
+        text = name
     io.out(text + "\n")
     return (yield from _done(0))
 
@@ -3662,7 +3795,15 @@ def _p_nginx(sh: _Shell, argv: list[str], io: _IO) -> Gen:
         io.err("nginx: the configuration file /etc/nginx/nginx.conf syntax is ok\n"
                "nginx: configuration file /etc/nginx/nginx.conf test is successful\n")
         return 0
-    if "-s" in args or "-v" in args or "-V" in args or "-h" in args:
+    if "-v" in args or "-V" in args:  # the version of the image's tag (a fixed recent one for others)
+        version = _nginx_version(sh.run.program)
+        text = f"nginx version: nginx/{version}\n"
+        if "-V" in args:
+            alpine = _alpine_variant(_named_image(sh.run.program, "nginx"))
+            text += f"built by {_nginx_gcc(_version_key(version), alpine)}\n"
+        io.err(text)
+        return 0
+    if "-s" in args or "-h" in args:
         return 0
     if not sh.probe and not sh.in_exec:
         _nginx_notices(sh, io)

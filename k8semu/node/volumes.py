@@ -37,6 +37,16 @@ do, as far as a container can tell (v1.33):
   contents are re-read when a container starts (upstream refreshes them on
   every pod sync; a failed refresh keeps the old files).
 
+- **Name-service files.** Every container also gets the pod's ``/etc/hosts``
+  (the kubelet's ``makeHostsMount``, rewritten at each container start),
+  ``/etc/resolv.conf`` and ``/etc/hostname`` (containerd's sandbox files, written
+  once per sandbox), one store shared by the pod's containers
+  (:data:`SANDBOX_STORE`); contents from :func:`k8semu.node.dns.hosts_file` and
+  :func:`k8semu.node.dns.pod_resolv_conf` over the node's ``/etc/hosts`` and
+  ``/etc/resolv.conf``. A ``volumeMount`` at one of these paths replaces it (the
+  kubelet and containerd skip theirs). Without a pod IP there is no
+  ``/etc/hosts`` mount (upstream: ``len(podIPs) > 0``).
+
 Not modelled: read-only enforcement, file modes and owners, the atomic
 writer's ``..data`` links, ``clusterTrustBundle`` projections (treated as
 empty), volume sizes and ``emptyDir.sizeLimit`` evictions.
@@ -54,12 +64,14 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from . import dns
 from .behaviour import Mount, expand_kube_vars
-from .envvars import EnvError, Source, decode_secret_value, field_value, not_found_message, resource_value
+from .envvars import (EnvError, Source, decode_secret_value, field_value, not_found_message, pod_hostname,
+                      resource_value)
 
 __all__ = ["MountError", "HostFiles", "PodVolumes", "DownwardContext", "volume_payload", "container_mounts",
            "used_volumes", "INITIAL_RETRY", "MAX_RETRY", "MOUNT_TIMEOUT", "POD_WORKER_BACKOFF",
-           "HOST_DIRECTORIES"]
+           "HOST_DIRECTORIES", "SANDBOX_STORE", "SANDBOX_FILES"]
 
 Obj = dict[str, Any]
 
@@ -72,6 +84,10 @@ MOUNT_TIMEOUT = 120.0
 #: the pod worker's ``backOffPeriod`` before it syncs a pod again after an error (s).
 POD_WORKER_BACKOFF = 10.0
 _EPS = 1e-9
+#: The key of the pod's name-service files in :attr:`PodVolumes.stores` (not a valid volume name).
+SANDBOX_STORE = ":sandbox"
+#: The files of that store, each mounted at its own path.
+SANDBOX_FILES = ("/etc/hosts", "/etc/resolv.conf", "/etc/hostname")
 
 #: Directories every emulated node has (a kind node: Debian, containerd, kubelet).
 HOST_DIRECTORIES = frozenset({
@@ -101,8 +117,8 @@ class HostFiles:
 
     Holds the usual directories (:data:`HOST_DIRECTORIES`) and files:
     ``/etc/machine-id`` (``machine_id`` + newline, the Node's
-    ``nodeInfo.machineID``), ``/etc/hostname``, ``/etc/hosts``,
-    ``/etc/os-release``. What pods write through
+    ``nodeInfo.machineID``), ``/etc/hostname``, ``/etc/hosts``, ``/etc/resolv.conf``
+    (:data:`k8semu.node.dns.NODE_RESOLV_CONF`), ``/etc/os-release``. What pods write through
     ``hostPath`` mounts stays here for the kubelet's lifetime, visible to every
     pod of the node.
     """
@@ -112,10 +128,21 @@ class HostFiles:
             "/etc/hostname": f"{node_name}\n",
             "/etc/hosts": "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n",
             "/etc/machine-id": f"{machine_id}\n",
+            "/etc/resolv.conf": dns.NODE_RESOLV_CONF,
             "/etc/os-release": 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nNAME="Debian GNU/Linux"\n'
                                'VERSION_ID="12"\nVERSION="12 (bookworm)"\nID=debian\n',
         }
         self.dirs: set[str] = set(HOST_DIRECTORIES)
+
+    def add_address(self, ips: list[str], node_name: str) -> None:
+        """Add the node's ``<ip>\t<name>`` line to its ``/etc/hosts`` once its address is known
+        (what Docker writes into a kind node's hosts file), unless the name is there already."""
+        hosts = self.files.get("/etc/hosts")
+        if not ips or not node_name or hosts is None:
+            return
+        if any(node_name in line.split()[1:] for line in hosts.splitlines()):
+            return
+        self.files["/etc/hosts"] = hosts + "".join(f"{ip}\t{node_name}\n" for ip in ips)
 
     def is_file(self, path: str) -> bool:
         return path in self.files
@@ -433,7 +460,9 @@ class PodVolumes:
 
     def refresh(self, pod: Mapping[str, Any], source: Source, ctx: DownwardContext) -> None:
         """Re-read ConfigMap/Secret/downward API contents (in place, so running containers see
-        them); a volume whose object is gone now keeps its files."""
+        them); a volume whose object is gone now keeps its files. Also (re)writes the pod's
+        name-service files (:meth:`sandbox_files`)."""
+        self.sandbox_files(pod, ctx)
         for v in self.volumes:
             if v.get("hostPath") is not None:
                 continue
@@ -443,13 +472,33 @@ class PodVolumes:
                 pass
 
 
+    def sandbox_files(self, pod: Mapping[str, Any], ctx: DownwardContext) -> dict[str, str]:
+        """The pod's ``/etc/hosts`` (rewritten now, as the kubelet does before each container
+        start; absent without a pod IP), ``/etc/resolv.conf`` and ``/etc/hostname`` (kept once
+        written, as the sandbox's) in the store :data:`SANDBOX_STORE`, returned."""
+        store = self.stores.setdefault(SANDBOX_STORE, {})
+        pod = dict(pod)
+        self.host.add_address(ctx.host_ips, ctx.node_name)
+        if ctx.pod_ips:
+            store["/etc/hosts"] = dns.hosts_file(pod, ctx.pod_ips, self.host.files.get("/etc/hosts", ""))
+        if "/etc/resolv.conf" not in store:
+            store["/etc/resolv.conf"] = dns.pod_resolv_conf(
+                pod, self.host.files.get("/etc/resolv.conf", dns.NODE_RESOLV_CONF))
+        if "/etc/hostname" not in store:
+            store["/etc/hostname"] = pod_hostname(pod) + "\n"
+        return store
+
+
 def container_mounts(pod: Mapping[str, Any], container: Mapping[str, Any], stores: Mapping[str, dict[str, str]],
                      host: HostFiles, env: Mapping[str, str] | None = None) -> list[Mount]:
     """The container's ``volumeMounts`` as :class:`~k8semu.node.behaviour.Mount` values over the
     pod's volume ``stores`` (and the node's files for ``hostPath``); ``subPath`` narrows a
-    mount, ``subPathExpr`` is ``$(VAR)``-expanded with the container's ``env``."""
+    mount, ``subPathExpr`` is ``$(VAR)``-expanded with the container's ``env``. Then the pod's
+    name-service files (:data:`SANDBOX_FILES`, when ``stores`` has them) at the paths no
+    ``volumeMount`` takes."""
     vols = {v.get("name"): v for v in (pod.get("spec") or {}).get("volumes") or []}
     out = []
+    taken = {_norm(str(vm.get("mountPath") or "")) for vm in container.get("volumeMounts") or []}
     for vm in container.get("volumeMounts") or []:
         v = vols.get(vm.get("name"))
         if v is None or not vm.get("mountPath"):
@@ -470,4 +519,7 @@ def container_mounts(pod: Mapping[str, Any], container: Mapping[str, Any], store
         if sub:
             prefix = prefix + _norm(sub)
         out.append(Mount(path, store, prefix))
+    sandbox = stores.get(SANDBOX_STORE)
+    if sandbox is not None:
+        out.extend(Mount(p, sandbox, p) for p in SANDBOX_FILES if p in sandbox and p not in taken)
     return out
