@@ -67,6 +67,44 @@ VERSION_INFO = {
 }
 
 _PUBLIC_PATHS = ("/version", "/healthz", "/livez", "/readyz")
+#: kube-apiserver v1.33's health checks (a kubeadm/kind control plane: etcd, RBAC, the
+#: aggregator), in the order ``/readyz?verbose`` lists them; ``/healthz`` and ``/livez`` list
+#: the same but the readyz-only ones (:data:`_READYZ_ONLY`).
+_HEALTH_CHECKS = (
+    "ping", "log", "etcd", "etcd-readiness", "informer-sync",
+    "poststarthook/start-apiserver-admission-initializer",
+    "poststarthook/generic-apiserver-start-informers",
+    "poststarthook/priority-and-fairness-config-consumer",
+    "poststarthook/priority-and-fairness-filter",
+    "poststarthook/storage-object-count-tracker-hook",
+    "poststarthook/start-apiextensions-informers",
+    "poststarthook/start-apiextensions-controllers",
+    "poststarthook/crd-informer-synced",
+    "poststarthook/start-system-namespaces-controller",
+    "poststarthook/start-cluster-authentication-info-controller",
+    "poststarthook/start-kube-apiserver-identity-lease-controller",
+    "poststarthook/start-kube-apiserver-identity-lease-garbage-collector",
+    "poststarthook/start-legacy-token-tracking-controller",
+    "poststarthook/start-service-ip-repair-controllers",
+    "poststarthook/rbac/bootstrap-roles",
+    "poststarthook/scheduling/bootstrap-system-priority-classes",
+    "poststarthook/priority-and-fairness-config-producer",
+    "poststarthook/bootstrap-controller",
+    "poststarthook/start-kubernetes-service-cidr-controller",
+    "poststarthook/aggregator-reload-proxy-client-cert",
+    "poststarthook/start-kube-aggregator-informers",
+    "poststarthook/apiservice-status-local-available-controller",
+    "poststarthook/apiservice-status-remote-available-controller",
+    "poststarthook/apiservice-registration-controller",
+    "poststarthook/apiservice-discovery-controller",
+    "poststarthook/kube-apiserver-autoregistration",
+    "autoregister-completion",
+    "poststarthook/apiservice-openapi-controller",
+    "poststarthook/apiservice-openapiv3-controller",
+    "shutdown",
+)
+_READYZ_ONLY = frozenset({"etcd-readiness", "informer-sync", "shutdown"})
+_HEALTH_ENDPOINTS = ("healthz", "livez", "readyz")
 _DEFAULT_WATCH_TIMEOUT = 1800.0  # wall seconds (kube-apiserver's --min-request-timeout)
 _WATCH_BUFFER = 1024  # encoded events a watch holds for its client before its reader waits
 _WATCH_FLUSH = 0.1  # wall seconds a watch stream waits after a write before the next one
@@ -346,11 +384,15 @@ class APIApp:
             raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
         if path == "/version":
             return await _send_json(send, 200, VERSION_INFO)
+        if path == "/":
+            return await _send(send, 200, self._root_paths(), "application/json")
         if path == "/metrics":
             return await _send(send, 200, prom.render(self.api, VERSION_INFO, self.requests),
                                "text/plain; version=0.0.4; charset=utf-8")
-        if path in ("/healthz", "/livez", "/readyz"):
-            return await _send(send, 200, b"ok", "text/plain; charset=utf-8")
+        if parts[0] in _HEALTH_ENDPOINTS:
+            code, body = self._health(parts[0], "/".join(parts[1:]), req.raw_query)
+            return await _send(send, code, body, "text/plain; charset=utf-8",
+                               [(b"x-content-type-options", b"nosniff")])
         if path in ("/api", "/apis"):
             ver = _aggregated_version(req.headers.get("accept", ""))
             if ver:
@@ -391,6 +433,74 @@ class APIApp:
         if doc is None:
             raise _not_found()
         await _send_json(send, 200, doc)
+
+    def _health_checks(self, endpoint: str) -> list[tuple[str, str | None]]:
+        """``endpoint``'s checks, each (name, error or None): all pass but ``shutdown``,
+        which fails once the server is stopping (``/readyz`` then answers 500, so load
+        balancers stop sending requests, as upstream's ``--shutdown-delay-duration``)."""
+        out = []
+        for name in _HEALTH_CHECKS:
+            if endpoint != "readyz" and name in _READYZ_ONLY:
+                continue
+            failed = name == "shutdown" and self.shutting_down.is_set()
+            out.append((name, "process is shutting down" if failed else None))
+        return out
+
+    def _health(self, endpoint: str, check: str, raw_query: str) -> tuple[int, bytes]:
+        """``/healthz``, ``/livez``, ``/readyz`` (and ``/<endpoint>/<check>``), as kube-apiserver's
+        healthz handlers (``k8s.io/apiserver/pkg/server/healthz``): ``ok``; with ``?verbose``, one
+        line per check (``[+]ping ok``…) then ``readyz check passed``; ``?exclude=NAME`` (repeatable)
+        skips a check (``[+]etcd excluded: ok``; a name that matches none adds ``warn: some health
+        checks cannot be excluded: no matches for "x"``); a failing check makes the answer 500 and
+        verbose (``[-]shutdown failed: reason withheld`` … ``readyz check failed``). A single check,
+        ``/readyz/etcd``, answers ``ok`` or 500 ``internal server error: <its error>``; a name that
+        is not one of the endpoint's checks is 404.
+        """
+        checks = self._health_checks(endpoint)
+        if check:
+            found = next((c for c in checks if c[0] == check), None)
+            if found is None:
+                raise _not_found()
+            if found[1] is not None:
+                return 500, f"internal server error: {found[1]}\n".encode()
+            return 200, b"ok"
+        query = parse_qs(raw_query, keep_blank_values=True)
+        excluded = set(query.get("exclude", []))
+        lines, failed = [], False
+        for name, error in checks:
+            if name in excluded:
+                excluded.discard(name)
+                lines.append(f"[+]{name} excluded: ok")
+            elif error is not None:
+                failed = True
+                lines.append(f"[-]{name} failed: reason withheld")
+            else:
+                lines.append(f"[+]{name} ok")
+        if excluded:
+            quoted = ",".join('"' + n.replace("\\", "\\\\").replace('"', '\\"') + '"' for n in sorted(excluded))
+            lines.append(f"warn: some health checks cannot be excluded: no matches for {quoted}")
+        if failed:
+            return 500, ("\n".join(lines) + f"\n{endpoint} check failed\n").encode()
+        if "verbose" not in query:
+            return 200, b"ok"
+        return 200, ("\n".join(lines) + f"\n{endpoint} check passed\n").encode()
+
+    def _root_paths(self) -> bytes:
+        """``GET /``: kube-apiserver's index, ``{"paths": [...]}`` (sorted, indented as Go's
+        ``json.MarshalIndent``) — the paths this server serves: discovery, every group and
+        group-version, the health endpoints and each of their checks, ``/metrics``, OpenAPI,
+        ``/version``."""
+        import json
+
+        paths = {"/api", "/api/v1", "/apis", "/apis/", "/metrics", "/openapi/v2", "/openapi/v3",
+                 "/openapi/v3/", "/version"}
+        for g in discovery.api_group_list()["groups"]:
+            paths.add(f"/apis/{g['name']}")
+            paths.update(f"/apis/{v['groupVersion']}" for v in g["versions"])
+        for endpoint in _HEALTH_ENDPOINTS:
+            paths.add(f"/{endpoint}")
+            paths.update(f"/{endpoint}/{name}" for name, _ in self._health_checks(endpoint))
+        return json.dumps({"paths": sorted(paths)}, indent=2).encode()
 
     # ------------------------------------------------------------------ port-forward
     async def _websocket(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:

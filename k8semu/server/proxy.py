@@ -9,7 +9,11 @@ HTTP server through the API server. As upstream's pod and service ``ResourceLoca
   name or number (a number is looked up among the service's ports: ``no service port 81 found
   for service "web"``; an unnamed single port otherwise);
 - a service picks a ready address of its ``Endpoints`` that has the port (``no endpoints
-  available for service "web"`` when there is none) and proxies to that pod's port;
+  available for service "web"`` when there is none) and proxies to that pod's port. As
+  upstream's ``isValidAddress``, an address counts only when its ``targetRef`` is a pod in the
+  service's namespace whose ``podIPs`` hold the address: the ``kubernetes`` service's address
+  (the API server's, no ``targetRef``) never does, so ``services/kubernetes:443/proxy/`` is
+  503 ``no endpoints available for service "kubernetes:443"`` on a real cluster too;
 - RBAC: the request's verb (``get`` for GET, ``create`` for POST, …) on ``pods/proxy`` /
   ``services/proxy``;
 - the answer is the container's (:meth:`.portforward.PodTarget.answer`: status, headers, body);
@@ -85,13 +89,17 @@ def locate(api: Any, ctx: RequestContext, method: str, namespace: str, resource:
             if (p.get("name") or "") != port:
                 continue
             for addr in ss.get("addresses") or []:
-                ref = addr.get("targetRef") or {}
-                if ref.get("kind") != "Pod":
-                    continue
+                ref = addr.get("targetRef")
+                if not ref or ref.get("namespace") != namespace:
+                    continue  # upstream: "Address has no target ref, skipping" / namespace mismatch
                 try:
-                    pod = api.get("pods", ref.get("name"), namespace=ref.get("namespace") or namespace)
+                    pod = api.get("pods", ref.get("name"), namespace=namespace)
                 except errors.NotFound:
                     continue
+                status = pod.get("status") or {}
+                ips = [i.get("ip") for i in status.get("podIPs") or []] or [status.get("podIP")]
+                if addr.get("ip") not in ips:
+                    continue  # "pod ip(s) doesn't match endpoint ip, skipping"
                 return pod, int(p.get("port"))
     raise _unavailable(f'no endpoints available for service "{id_}"')
 

@@ -29,7 +29,10 @@ to the wall clock: the cluster was off meanwhile, as a real one switched off
 and on again. Nothing runs in the gap; as after a control-plane restart, nodes
 get a full ``node-monitor-grace-period`` from then on before going Unknown.
 The start mark records the jump (``"resumed_from"``). At ``--speed`` other
-than 1 the cluster's clock then runs away from the wall clock again.
+than 1 the cluster's clock then runs away from the wall clock again. A
+cluster whose kubelets never ran (made by ``k8semu cluster create``) is first
+booted at its own time, settling as any command's first session would
+(:func:`boot_before_catching_up`), so its Nodes are as old as its namespaces.
 """
 
 from __future__ import annotations
@@ -94,6 +97,11 @@ def run(args: argparse.Namespace) -> int:
         cluster.close()
         raise
     tokens[creds.admin_token] = admin_user()
+    try:
+        booted = boot_before_catching_up(cluster, wall)
+    except BaseException:
+        cluster.close()
+        raise
     resumed_from = catch_up_with_wall_clock(cluster, wall)
     started_at = cluster.time  # the virtual time the session starts at (the clock runs from here)
     cluster.clock.set_speed(args.speed)
@@ -127,7 +135,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         log.mark({"type": "SESSION", "event": "start", "rev": log.revision, "t": started_at,
                   "argv": [os.path.basename(sys.argv[0])] + list(sys.argv[1:]),
-                  "rng": getattr(cluster, "opened_as", "reopen"), "serve": True, "speed": args.speed,
+                  "rng": "continue" if booted else getattr(cluster, "opened_as", "reopen"), "serve": True,
+                  "speed": args.speed,
                   **({"resumed_from": resumed_from} if resumed_from is not None else {})})
         try:
             run_cluster(cluster, body, default_factories(cluster))
@@ -137,6 +146,49 @@ def run(args: argparse.Namespace) -> int:
         cluster.close()
     print("k8semu: stopped", file=sys.stderr)
     return 0
+
+
+def boot_before_catching_up(cluster, wall: datetime) -> bool:
+    """Boot a cluster whose kubelets never ran at its own time, before its clock jumps.
+
+    ``k8semu cluster create`` makes the control plane's objects (namespaces,
+    ``svc/kubernetes``…) at the cluster's epoch but runs no component, so no
+    kubelet has registered its Node yet. Were ``serve`` to jump the clock
+    first, every Node (and kube-system's pods) would be created at the wall
+    clock's time, seconds old beside namespaces hundreds of days old — unlike a
+    real cluster, whose kubelets register within seconds of its API server and
+    whose Nodes keep their ``creationTimestamp`` across kubelet and machine
+    restarts (the kubelet creates its Node only when it does not exist). So
+    such a cluster first runs, in virtual time, until it settles, as the first
+    session of any ``k8semu`` command would: an ordinary settling session in
+    the log (replayable; its start mark's ``argv`` is serve's, ``"boot":
+    true``). Only then does the clock catch up. Returns whether it ran.
+
+    Nothing happens when the clock is not behind the wall clock (a cluster
+    ``serve`` just created starts at the wall clock's time) or when any kubelet
+    has registered before (existing Nodes keep their creation time anyway).
+    """
+    from ...sim.components import default_factories, kubelet_registered
+    from ...sim.runtime import run_cluster
+    from ..session import SETTLE_HORIZON, SETTLE_LIMIT
+
+    behind = int((wall - (cluster.api.epoch + timedelta(seconds=cluster.time))).total_seconds())
+    nodes = [n.name for n in cluster.nodes.nodes]
+    if behind < 1 or not nodes or any(kubelet_registered(cluster, n) for n in nodes):
+        return False
+    log = cluster.log
+    log.mark({"type": "SESSION", "event": "start", "rev": log.revision, "t": cluster.time,
+              "argv": [os.path.basename(sys.argv[0])] + list(sys.argv[1:]),
+              "rng": getattr(cluster, "opened_as", "reopen"), "settle": True, "limit": SETTLE_LIMIT,
+              "boot": True})
+    cluster.sessions_run = getattr(cluster, "sessions_run", 0) + 1
+
+    async def settle(rt) -> bool:
+        return await rt.settle(horizon=SETTLE_HORIZON, limit=SETTLE_LIMIT)
+
+    ok = run_cluster(cluster, settle, default_factories(cluster))
+    log.mark({"type": "SESSION", "event": "end", "rev": log.revision, "t": cluster.time, "settled": ok})
+    return True
 
 
 def catch_up_with_wall_clock(cluster, wall: datetime) -> float | None:
