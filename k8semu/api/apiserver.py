@@ -202,6 +202,13 @@ class APIServer:
         return format_time(self.epoch, self.now if t is None else t)
 
     @staticmethod
+    def _writable(info: ResourceInfo) -> ResourceInfo:
+        """A computed kind (componentstatuses, apiservices) has no storage to write: 405."""
+        if info.computed:
+            raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
+        return info
+
+    @staticmethod
     def resource(ref: ResourceRef) -> ResourceInfo:
         """Resolve ``"pods"``, ``"deployments.apps"``, ``"deploy"`` or a ResourceInfo.
 
@@ -287,7 +294,7 @@ class APIServer:
             AlreadyExists, Invalid, Forbidden, NotFound (namespace missing).
         """
         ctx = ctx or RequestContext()
-        info = self.resource(resource)
+        info = self._writable(self.resource(resource))
         if not isinstance(obj, dict):
             raise errors.BadRequest("the body of the request was in an unknown format")
         meta = _meta(obj)
@@ -398,6 +405,10 @@ class APIServer:
         info = self.resource(resource)
         ns = self._namespace(info, namespace)
         self._authz(ctx, "get", info, ns, name)
+        if info.computed:
+            from .resources import computed_get
+
+            return computed_get(info, name, self.timestamp(0))
         rev = self._read_revision(resource_version)
         try:
             rec = self.log.get(info.key(ns, name), rev)
@@ -443,6 +454,10 @@ class APIServer:
         ns = namespace if info.namespaced else None
         self._authz(ctx, "list", info, ns)
         match = self._matcher(info, label_selector, field_selector)
+        if info.computed:
+            from .resources import computed_list
+
+            return computed_list(info, self.timestamp(0), self.log.revision, match)
         fs = _parsed_field_selector(field_selector)  # valid: the matcher took it
         start_after = None
         if continue_:
@@ -573,8 +588,18 @@ class APIServer:
         info = self.resource(resource)
         ns = namespace if info.namespaced else None
         self._authz(ctx, "watch", info, ns)
+        if info.computed and "watch" not in info.verbs:
+            raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
         match = self._matcher(info, label_selector, field_selector)
         prefix = info.prefix(ns)
+        if info.computed:  # the objects once (unless resuming), then nothing: none is ever written
+            from .resources import computed_objects
+
+            resume = resource_version not in (None, "", "0") and not send_initial_events
+            objs = [] if resume else [o for o in computed_objects(info, self.timestamp(0))
+                                      if match is None or match(o)]
+            w = self.log.watch(prefix, after=self.log.revision, bookmarks=allow_bookmarks)
+            return self._computed_watch(objs, w, info)
         index = self._watch_index(info, _parsed_field_selector(field_selector))
         initial: list[Record] = []
         if resource_version in (None, "", "0") or send_initial_events:
@@ -600,6 +625,12 @@ class APIServer:
             if value is not None:
                 return field, value
         return None
+
+    async def _computed_watch(self, objs, w, info) -> AsyncIterator[WatchEvent]:
+        for obj in objs:
+            yield WatchEvent("ADDED", obj, self.log.revision, self.now)
+        async for ev in self._watch_stream(w, [], None, info):
+            yield ev
 
     async def _watch_stream(self, w, initial, match, info) -> AsyncIterator[WatchEvent]:
         for rec in initial:
@@ -666,7 +697,7 @@ class APIServer:
             NotFound, Conflict, Invalid, BadRequest, Forbidden.
         """
         ctx = ctx or RequestContext()
-        info = self.resource(resource)
+        info = self._writable(self.resource(resource))
         meta = _meta(obj)
         name = meta.get("name") or ""
         ns = self._namespace(info, namespace or meta.get("namespace")) if info.namespaced else None
@@ -764,7 +795,7 @@ class APIServer:
             UnsupportedMediaType (unknown patch type), NotFound, Conflict, Invalid, BadRequest.
         """
         ctx = ctx or RequestContext()
-        info = self.resource(resource)
+        info = self._writable(self.resource(resource))
         ns = self._namespace(info, namespace) if info.namespaced else None
         if patch_type not in PATCH_TYPES:
             raise errors.UnsupportedMediaType(
@@ -831,7 +862,7 @@ class APIServer:
             NotFound, Conflict (preconditions), Forbidden, BadRequest (bad policy).
         """
         ctx = ctx or RequestContext()
-        info = self.resource(resource)
+        info = self._writable(self.resource(resource))
         ns = self._namespace(info, namespace) if info.namespaced else None
         self._authz(ctx, "delete", info, ns, name)
         if propagation_policy not in (None, "Foreground", "Background", "Orphan"):
@@ -925,7 +956,7 @@ class APIServer:
     ) -> dict[str, Any]:
         """DELETECOLLECTION: delete every matching object; returns the list of what was deleted."""
         ctx = ctx or RequestContext()
-        info = self.resource(resource)
+        info = self._writable(self.resource(resource))
         ns = namespace if info.namespaced else None
         self._authz(ctx, "deletecollection", info, ns)
         listed = self.list(info, namespace=ns, ctx=ctx, label_selector=label_selector,

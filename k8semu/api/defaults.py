@@ -621,6 +621,7 @@ def _default_role_ref_and_subjects(obj: dict[str, Any]) -> None:
 _BY_KIND = {
     ("v1", "Pod"): _default_pod,
     ("v1", "ReplicationController"): _default_replication_controller,
+    ("v1", "PodTemplate"): _default_template,  # SetDefaults_PodSpec & co. on its template
     ("v1", "Service"): _default_service,
     ("v1", "Namespace"): _default_namespace,
     ("v1", "Secret"): _default_secret,

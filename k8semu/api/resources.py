@@ -29,6 +29,13 @@ class ResourceInfo:
         short_names: kubectl short names (``deploy``).
         categories: e.g. ``("all",)``.
         subresources: e.g. ``("status", "scale")``.
+        verbs: the verbs discovery lists (kube-apiserver's, per the kind's REST storage).
+        computed: not stored: every read is computed by the server (upstream's
+            ``componentstatuses`` REST, which probes the components on each GET/LIST;
+            here also the ``apiservices`` the aggregator registers at start-up, see
+            :func:`computed_objects`); writes are 405.
+        deprecated: the ``Warning`` header kube-apiserver's deprecation filter adds to every
+            request for the kind (``v1 ComponentStatus is deprecated in v1.19+``), or ``""``.
     """
 
     group: str
@@ -42,6 +49,8 @@ class ResourceInfo:
     verbs: tuple[str, ...] = (
         "create", "delete", "deletecollection", "get", "list", "patch", "update", "watch",
     )
+    computed: bool = False
+    deprecated: str = ""
 
     @property
     def api_version(self) -> str:
@@ -92,10 +101,19 @@ RESOURCES: tuple[ResourceInfo, ...] = (
     _R("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", True, ("pvc",), (), ("status",)),
     _R("", "v1", "ReplicationController", "replicationcontrollers", True, ("rc",), _ALL,
        ("status", "scale")),
+    _R("", "v1", "PodTemplate", "podtemplates", True),
+    # pkg/registry/core/componentstatus: a Getter and Lister only, computed on each request
+    _R("", "v1", "ComponentStatus", "componentstatuses", False, ("cs",), verbs=("get", "list"),
+       computed=True, deprecated="v1 ComponentStatus is deprecated in v1.19+"),
     _R("events.k8s.io", "v1", "Event", "events", True, ("ev",)),
     _R("coordination.k8s.io", "v1", "Lease", "leases", True),
     _R("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", False, ("pc",)),
     _R("storage.k8s.io", "v1", "StorageClass", "storageclasses", False, ("sc",)),
+    _R("node.k8s.io", "v1", "RuntimeClass", "runtimeclasses", False),
+    # kube-aggregator's own group; the objects are the ones its auto-registration keeps
+    # (computed here, never stored: see computed_objects)
+    _R("apiregistration.k8s.io", "v1", "APIService", "apiservices", False, (), (), ("status",),
+       ("get", "list", "watch"), computed=True),
     _R("apps", "v1", "Deployment", "deployments", True, ("deploy",), _ALL, ("status", "scale")),
     _R("apps", "v1", "ReplicaSet", "replicasets", True, ("rs",), _ALL, ("status", "scale")),
     _R("apps", "v1", "StatefulSet", "statefulsets", True, ("sts",), _ALL, ("status", "scale")),
@@ -186,3 +204,157 @@ def _lookup(name: str) -> tuple[ResourceInfo, ...]:
         if n in (r.plural, r.singular) or n in r.short_names:
             out.append(r)
     return tuple(out)
+
+
+# ------------------------------------------------------------------ computed (never stored) kinds
+#
+# Two kinds are answered without the store, so they add no record to any cluster's log:
+#
+# * ``componentstatuses``: upstream's (deprecated) REST storage probes the scheduler, the
+#   controller-manager and each etcd server on every GET and LIST and returns what it finds;
+#   nothing is stored. The emulated components always answer their health checks.
+# * ``apiservices``: kube-apiserver's aggregator registers one APIService per group-version it
+#   serves (``apiServicesToRegister``, labelled ``kube-aggregator.kubernetes.io/automanaged:
+#   onstart``) and metrics-server's manifest adds ``v1beta1.metrics.k8s.io``. Upstream stores
+#   them; here they are a pure function of this table (generated, not bootstrapped, so existing
+#   logs stay byte-identical), created when the cluster was.
+
+#: Group-versions the HTTP front (``k8semu.server``) answers from modules of its own, outside
+#: this table (``reviews``: access and self reviews; ``metrics``: metrics-server's API); their
+#: APIServices are listed too. ``tests`` check this against ``server.discovery.SERVED_ELSEWHERE``.
+SERVED_ELSEWHERE_GROUP_VERSIONS: tuple[tuple[str, str], ...] = (
+    ("authentication.k8s.io", "v1"),
+    ("authorization.k8s.io", "v1"),
+    ("metrics.k8s.io", "v1beta1"),
+)
+
+#: ``(groupPriorityMinimum, versionPriority)`` of the local APIServices, from v1.33's
+#: ``apiVersionPriorities`` (cmd/kube-apiserver/app/aggregator.go, merged over
+#: pkg/controlplane/apiserver's ``DefaultGenericAPIServicePriorities``); a group-version
+#: missing here is not registered (``makeAPIService`` returns nil), as upstream.
+API_SERVICE_PRIORITIES: dict[tuple[str, str], tuple[int, int]] = {
+    ("", "v1"): (18000, 1),
+    ("apps", "v1"): (17800, 15),
+    ("events.k8s.io", "v1"): (17750, 15),
+    ("authentication.k8s.io", "v1"): (17700, 15),
+    ("authorization.k8s.io", "v1"): (17600, 15),
+    ("autoscaling", "v1"): (17500, 15),
+    ("autoscaling", "v2"): (17500, 30),
+    ("batch", "v1"): (17400, 15),
+    ("certificates.k8s.io", "v1"): (17300, 15),
+    ("networking.k8s.io", "v1"): (17200, 15),
+    ("policy", "v1"): (17100, 15),
+    ("rbac.authorization.k8s.io", "v1"): (17000, 15),
+    ("storage.k8s.io", "v1"): (16800, 15),
+    ("apiextensions.k8s.io", "v1"): (16700, 15),
+    ("admissionregistration.k8s.io", "v1"): (16700, 15),
+    ("scheduling.k8s.io", "v1"): (16600, 15),
+    ("coordination.k8s.io", "v1"): (16500, 15),
+    ("node.k8s.io", "v1"): (16300, 15),
+    ("discovery.k8s.io", "v1"): (16200, 15),
+    ("flowcontrol.apiserver.k8s.io", "v1"): (16100, 21),
+}
+
+#: The components upstream's ``componentstatuses`` probes (``GetServersToValidate``), in the
+#: order ``kubectl get cs`` usually shows them, with the health message each returns: ``ok``
+#: from the scheduler's and controller-manager's ``/healthz``, etcd's ``/health`` JSON.
+COMPONENT_STATUSES: tuple[tuple[str, str], ...] = (
+    ("scheduler", "ok"),
+    ("controller-manager", "ok"),
+    ("etcd-0", '{"health":"true","reason":""}'),
+)
+
+
+def _served_group_versions() -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for r in RESOURCES:
+        if (r.group, r.version) not in out:
+            out.append((r.group, r.version))
+    return out + [gv for gv in SERVED_ELSEWHERE_GROUP_VERSIONS if gv not in out]
+
+
+def _api_service_uid(name: str) -> str:
+    """A stable UID per APIService name (upstream's are random; these must not draw from the
+    cluster's RNG, which would change every later UID)."""
+    import uuid
+
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"k8semu:apiservices/{name}"))
+
+
+def api_services(created: str) -> list[dict]:
+    """The APIServices of this server, sorted by name (the store's key order), as
+    ``kubectl get apiservices -o json`` shows them on a v1.33 cluster: the aggregator's local
+    ones (``spec.service`` unset, ``Available`` with reason ``Local``) and metrics-server's.
+    ``created`` is the cluster's creation timestamp (RFC 3339)."""
+    out = []
+    for group, version in _served_group_versions():
+        name = f"{version}.{group}"
+        meta = {"name": name, "uid": _api_service_uid(name), "creationTimestamp": created}
+        spec: dict = {}
+        if group == "metrics.k8s.io":  # metrics-server's components.yaml
+            meta["labels"] = {"k8s-app": "metrics-server"}
+            spec = {"service": {"namespace": "kube-system", "name": "metrics-server", "port": 443},
+                    "group": group, "version": version, "insecureSkipTLSVerify": True,
+                    "groupPriorityMinimum": 100, "versionPriority": 100}
+            cond = {"type": "Available", "status": "True", "lastTransitionTime": created,
+                    "reason": "Passed", "message": "all checks passed"}
+        else:
+            prio = API_SERVICE_PRIORITIES.get((group, version))
+            if prio is None:
+                continue
+            meta["labels"] = {"kube-aggregator.kubernetes.io/automanaged": "onstart"}
+            if group:
+                spec["group"] = group
+            spec.update({"version": version, "groupPriorityMinimum": prio[0], "versionPriority": prio[1]})
+            cond = {"type": "Available", "status": "True", "lastTransitionTime": created,
+                    "reason": "Local", "message": "Local APIServices are always available"}
+        out.append({"kind": "APIService", "apiVersion": "apiregistration.k8s.io/v1", "metadata": meta,
+                    "spec": spec, "status": {"conditions": [cond]}})
+    return sorted(out, key=lambda o: o["metadata"]["name"])
+
+
+def component_statuses() -> list[dict]:
+    """What upstream's ``componentstatuses`` LIST returns for a healthy control plane: one
+    ``Healthy`` condition per component (``creationTimestamp: null``: never stored)."""
+    return [
+        {"kind": "ComponentStatus", "apiVersion": "v1",
+         "metadata": {"name": name, "creationTimestamp": None},
+         "conditions": [{"type": "Healthy", "status": "True", "message": message}]}
+        for name, message in COMPONENT_STATUSES
+    ]
+
+
+def computed_objects(info: ResourceInfo, created: str) -> list[dict]:
+    """Every object of a computed kind (``info.computed``), in list order."""
+    if info.plural == "componentstatuses":
+        return component_statuses()
+    if info.plural == "apiservices":
+        return api_services(created)
+    return []
+
+
+def computed_get(info: ResourceInfo, name: str, created: str) -> dict:
+    """GET of one computed object.
+
+    Raises:
+        UnknownError: an unknown component (upstream's plain ``Component not found: NAME``,
+            a 500 kubectl prints as ``Error from server: Component not found: NAME``).
+        NotFound: an unknown APIService.
+    """
+    from . import errors
+
+    for obj in computed_objects(info, created):
+        if obj["metadata"]["name"] == name:
+            return obj
+    if info.plural == "componentstatuses":
+        raise errors.UnknownError(f"Component not found: {name}")
+    raise errors.NotFound.of(info.plural, info.group, name)
+
+
+def computed_list(info: ResourceInfo, created: str, revision: int,
+                  match=None) -> dict:
+    """LIST of a computed kind: ``ComponentStatusList`` has empty list metadata upstream (its
+    REST storage sets none); ``APIServiceList`` carries the store's revision."""
+    items = [o for o in computed_objects(info, created) if match is None or match(o)]
+    meta = {} if info.plural == "componentstatuses" else {"resourceVersion": str(revision)}
+    return {"kind": f"{info.kind}List", "apiVersion": info.api_version, "metadata": meta, "items": items}

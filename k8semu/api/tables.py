@@ -782,6 +782,64 @@ _SERVICE_ACCOUNT = _Printer(
 )
 
 
+#: ``podTemplateColumnDefinitions`` (all priority 0, no Age): ``printPodTemplate``.
+_POD_TEMPLATE = _Printer(
+    (_NAME, Column("Containers", description="Names of each container in the template."),
+     Column("Images", description="Images referenced by each container in the template."),
+     Column("Pod Labels", description="The labels for the pod template.")),
+    lambda o, now: [_name(o), *_containers_cells((o.get("template") or {}).get("spec")),
+                    format_labels(((o.get("template") or {}).get("metadata") or {}).get("labels"))],
+)
+
+
+def _component_status_cells(obj: Obj, now: datetime) -> Cells:
+    """``printComponentStatus``: the first ``Healthy`` condition decides STATUS (``Healthy`` /
+    ``Unhealthy``; ``Unknown`` without one), and gives MESSAGE and ERROR."""
+    status, message, error = "Unknown", "", ""
+    for c in obj.get("conditions") or ():
+        if c.get("type") == "Healthy":
+            status = "Healthy" if c.get("status") == "True" else "Unhealthy"
+            message, error = c.get("message") or "", c.get("error") or ""
+            break
+    return [_name(obj), status, message, error]
+
+
+_COMPONENT_STATUS = _Printer(
+    (_NAME, Column("Status", description="Status of the component conditions"),
+     Column("Message", description="Message of the component conditions"),
+     Column("Error", description="Error of the component conditions")),
+    _component_status_cells,
+)
+
+#: ``runtimeClassColumnDefinitions``: ``printRuntimeClass``.
+_RUNTIME_CLASS = _Printer(
+    (_NAME, Column("Handler", description="RuntimeClass Handler configures the CRI handler"), _AGE),
+    lambda o, now: [_name(o), o.get("handler") or "", _age(o, now)],
+)
+
+
+def _api_service_cells(obj: Obj, now: datetime) -> Cells:
+    """kube-aggregator's APIService ``ConvertToTable``: SERVICE is ``Local`` without a
+    ``spec.service``, else ``namespace/name``; AVAILABLE the ``Available`` condition's status,
+    ``False (Reason)`` when not True and it has a reason, ``Unknown`` without the condition."""
+    svc = _spec(obj).get("service")
+    service = f"{svc.get('namespace') or ''}/{svc.get('name') or ''}" if svc else "Local"
+    available = "Unknown"
+    for c in _status(obj).get("conditions") or ():
+        if c.get("type") == "Available":
+            st = c.get("status") or ""
+            available = f"{st} ({c['reason']})" if st != "True" and c.get("reason") else st
+            break
+    return [_name(obj), service, available, _age(obj, now)]
+
+
+_API_SERVICE = _Printer(
+    (_NAME, Column("Service", description="The reference to the service that hosts this API endpoint."),
+     Column("Available", description="Whether this service is available."), _AGE),
+    _api_service_cells,
+)
+
+
 def _access_modes(modes: Iterable[str] | None) -> str:
     """``GetAccessModesAsString``: RWO, ROX, RWX, RWOP in that order."""
     have = set(modes or ())
@@ -1140,6 +1198,10 @@ _PRINTERS: dict[tuple[str, str], _Printer] = {
     ("", "PersistentVolume"): _PV,
     ("", "PersistentVolumeClaim"): _PVC,
     ("", "ReplicationController"): _REPLICATION_CONTROLLER,
+    ("", "PodTemplate"): _POD_TEMPLATE,
+    ("", "ComponentStatus"): _COMPONENT_STATUS,
+    ("node.k8s.io", "RuntimeClass"): _RUNTIME_CLASS,
+    ("apiregistration.k8s.io", "APIService"): _API_SERVICE,
     ("coordination.k8s.io", "Lease"): _LEASE,
     ("scheduling.k8s.io", "PriorityClass"): _PRIORITY_CLASS,
     ("storage.k8s.io", "StorageClass"): _STORAGE_CLASS,

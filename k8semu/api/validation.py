@@ -1761,6 +1761,33 @@ def _validate_endpoint_slice(errs: list[FieldError], obj: dict, old: dict | None
             errs.append(FieldError.not_supported(_child(_idx("ports", i), "protocol"), proto, _PROTOCOLS))
 
 
+def _validate_pod_template(errs: list[FieldError], obj: dict, old: dict | None) -> None:
+    """Upstream ``ValidatePodTemplate`` / ``ValidatePodTemplateUpdate``: the ``template`` as a
+    pod template spec (labels, annotations, pod spec), on create and on update."""
+    _validate_template(errs, obj.get("template") or {}, "template")
+
+
+def _validate_runtime_class(errs: list[FieldError], obj: dict, old: dict | None) -> None:
+    """Upstream ``ValidateRuntimeClass`` (pkg/apis/node/validation): ``handler`` is a DNS-1123
+    label (an empty or missing one too: ``handler: Invalid value: ""``), ``overhead.podFixed``
+    a valid, non-negative ResourceList, ``scheduling.nodeSelector`` valid labels and
+    ``scheduling.tolerations`` valid tolerations; on update (``ValidateRuntimeClassUpdate``)
+    ``handler`` is immutable."""
+    if old is not None:
+        if obj.get("handler") != old.get("handler"):
+            errs.append(FieldError.invalid("handler", obj.get("handler") or "", IMMUTABLE_MSG))
+        return
+    handler = obj.get("handler") or ""
+    _check(errs, "handler", handler, is_dns1123_label(handler))
+    overhead = obj.get("overhead")
+    if isinstance(overhead, dict):
+        _validate_resource_list(errs, overhead.get("podFixed"), "overhead.podFixed")
+    scheduling = obj.get("scheduling")
+    if isinstance(scheduling, dict):
+        _validate_labels(errs, scheduling.get("nodeSelector"), "scheduling.nodeSelector")
+        _validate_tolerations(errs, scheduling.get("tolerations"), "scheduling.tolerations")
+
+
 # ---------------------------------------------------------------------------- dispatch
 
 _KindFn = Callable[[list, dict, "dict | None"], None]
@@ -1781,6 +1808,8 @@ _KINDS: dict[tuple[str, str], tuple[NameFn, _KindFn | None]] = {
     ("", "PersistentVolume"): (is_dns1123_subdomain, None),
     ("", "PersistentVolumeClaim"): (is_dns1123_subdomain, _validate_pvc),
     ("", "ReplicationController"): (is_dns1123_subdomain, _validate_replication_controller),
+    ("", "PodTemplate"): (is_dns1123_subdomain, _validate_pod_template),
+    ("node.k8s.io", "RuntimeClass"): (is_dns1123_subdomain, _validate_runtime_class),
     ("events.k8s.io", "Event"): (is_dns1123_subdomain, None),
     ("coordination.k8s.io", "Lease"): (is_dns1123_subdomain, None),
     ("scheduling.k8s.io", "PriorityClass"): (is_dns1123_subdomain, _validate_priority_class),

@@ -609,6 +609,8 @@ class APIApp:
         if fv not in ("Strict", "Warn", "Ignore"):
             raise errors.BadRequest(f'fieldValidation: Unsupported value: "{fv}": supported values: "Ignore", "Strict", "Warn"')
         manager = q.get("fieldManager") or None
+        if info.deprecated and ctx.warnings is not None:  # the deprecation filter's Warning header
+            ctx.warnings.append(info.deprecated)
         if m in ("GET", "HEAD") and name is None:
             if req.flag("watch"):
                 return await self._watch(req, ctx, info, ns, receive, send)
@@ -616,8 +618,9 @@ class APIApp:
                            field_selector=q.get("fieldSelector") or None, limit=req.int_param("limit"),
                            continue_=q.get("continue") or None, resource_version=q.get("resourceVersion"))
             if req.wants_table:
-                return await _send_json(send, 200, self._table(lst["items"], info, req, lst["metadata"]))
-            return await _send_json(send, 200, lst)
+                return await _send_json(send, 200, self._table(lst["items"], info, req, lst["metadata"]),
+                                        warnings=ctx.warnings)
+            return await _send_json(send, 200, lst, warnings=ctx.warnings)
         if m in ("GET", "HEAD"):
             if sub == "log":
                 return await self._log(req, ctx, info, ns, name, receive, send)
@@ -628,8 +631,9 @@ class APIApp:
             obj = api.get(info, name, namespace=ns, ctx=ctx, resource_version=q.get("resourceVersion"))
             if req.wants_table:
                 rv = (obj.get("metadata") or {}).get("resourceVersion")
-                return await _send_json(send, 200, self._table([obj], info, req, {"resourceVersion": rv}))
-            return await _send_json(send, 200, obj)
+                return await _send_json(send, 200, self._table([obj], info, req, {"resourceVersion": rv}),
+                                        warnings=ctx.warnings)
+            return await _send_json(send, 200, obj, warnings=ctx.warnings)
         body = _request_body(req)
         if m == "POST":
             if name is None:

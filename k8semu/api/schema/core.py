@@ -1525,6 +1525,34 @@ class ReplicationController:
     status: ReplicationControllerStatus | None = field()
 
 
+@attrs.frozen
+class PodTemplate:
+    """core/v1 PodTemplate: a stored pod template (``template``, no spec/status)."""
+
+    api_version: str | None = field()
+    kind: str | None = field()
+    metadata: ObjectMeta | None = field()
+    template: PodTemplateSpec | None = field()
+
+
+@attrs.frozen
+class ComponentCondition:
+    type: str | None = field(go="v1.ComponentConditionType")
+    status: str | None = field(go="v1.ConditionStatus")
+    message: str | None = field()
+    error: str | None = field()
+
+
+@attrs.frozen
+class ComponentStatus:
+    """core/v1 ComponentStatus (deprecated in v1.19+; computed by the server, never stored)."""
+
+    api_version: str | None = field()
+    kind: str | None = field()
+    metadata: ObjectMeta | None = field()
+    conditions: tuple[ComponentCondition, ...] | None = field(strategy="merge", merge_key="type")
+
+
 KINDS: dict[str, type] = {
     "v1/Namespace": Namespace,
     "v1/Node": Node,
@@ -1541,4 +1569,6 @@ KINDS: dict[str, type] = {
     "v1/PersistentVolumeClaim": PersistentVolumeClaim,
     "v1/ReplicationController": ReplicationController,
     "v1/Binding": Binding,
+    "v1/PodTemplate": PodTemplate,
+    "v1/ComponentStatus": ComponentStatus,
 }

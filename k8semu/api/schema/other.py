@@ -1,4 +1,4 @@
-"""The smaller groups: events.k8s.io, coordination, scheduling, storage, policy, autoscaling/v1 Scale.
+"""The smaller groups: events.k8s.io, coordination, scheduling, storage, policy, node, apiregistration, autoscaling/v1 Scale.
 
 ``Scale`` is the ``/scale`` subresource body (autoscaling/v1) and ``Eviction``
 the ``/eviction`` one (policy/v1).
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import attrs
 
-from .core import EventSource, ObjectReference
-from .fields import Int32, Int64, IntOrString, MicroTime, Time, field
+from .core import EventSource, ObjectReference, Toleration
+from .fields import Bytes, Int32, Int64, IntOrString, MicroTime, Quantity, Time, field
 from .meta import Condition, DeleteOptions, LabelSelector, ObjectMeta
 
 # --- events.k8s.io/v1 -----------------------------------------------------------------------
@@ -170,6 +170,77 @@ class Scale:
     status: ScaleStatus | None = field()
 
 
+# --- node.k8s.io/v1 -------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Overhead:
+    pod_fixed: dict[str, Quantity] | None = field(go="v1.ResourceList")
+
+
+@attrs.frozen
+class Scheduling:
+    node_selector: dict[str, str] | None = field()
+    tolerations: tuple[Toleration, ...] | None = field()
+
+
+@attrs.frozen
+class RuntimeClass:
+    """node.k8s.io/v1 RuntimeClass: ``handler`` (the CRI runtime handler), ``overhead``,
+    ``scheduling``; no spec/status."""
+
+    api_version: str | None = field()
+    kind: str | None = field()
+    metadata: ObjectMeta | None = field()
+    handler: str | None = field()
+    overhead: Overhead | None = field()
+    scheduling: Scheduling | None = field()
+
+
+# --- apiregistration.k8s.io/v1 (kube-aggregator) --------------------------------------------
+
+
+@attrs.frozen
+class ServiceReference:
+    namespace: str | None = field()
+    name: str | None = field()
+    port: Int32 | None = field()
+
+
+@attrs.frozen
+class APIServiceSpec:
+    service: ServiceReference | None = field()
+    group: str | None = field()
+    version: str | None = field()
+    insecure_skip_tls_verify: bool | None = field(wire="insecureSkipTLSVerify")
+    ca_bundle: Bytes | None = field(wire="caBundle")
+    group_priority_minimum: Int32 | None = field()
+    version_priority: Int32 | None = field()
+
+
+@attrs.frozen
+class APIServiceCondition:
+    type: str | None = field(go="v1.APIServiceConditionType")
+    status: str | None = field(go="v1.ConditionStatus")
+    last_transition_time: Time | None = field()
+    reason: str | None = field()
+    message: str | None = field()
+
+
+@attrs.frozen
+class APIServiceStatus:
+    conditions: tuple[APIServiceCondition, ...] | None = field(strategy="merge", merge_key="type")
+
+
+@attrs.frozen
+class APIService:
+    api_version: str | None = field()
+    kind: str | None = field()
+    metadata: ObjectMeta | None = field()
+    spec: APIServiceSpec | None = field()
+    status: APIServiceStatus | None = field()
+
+
 KINDS: dict[str, type] = {
     "events.k8s.io/v1/Event": Event,
     "coordination.k8s.io/v1/Lease": Lease,
@@ -178,4 +249,6 @@ KINDS: dict[str, type] = {
     "policy/v1/PodDisruptionBudget": PodDisruptionBudget,
     "policy/v1/Eviction": Eviction,
     "autoscaling/v1/Scale": Scale,
+    "node.k8s.io/v1/RuntimeClass": RuntimeClass,
+    "apiregistration.k8s.io/v1/APIService": APIService,
 }
