@@ -27,8 +27,16 @@ def pvc(name, size="1Gi", modes=("ReadWriteOnce",), **spec):
             "spec": {"accessModes": list(modes), "resources": {"requests": {"storage": size}}, **spec}}
 
 
-def only_controller(cluster):
-    return {CONTROLLER: lambda: PersistentVolumeController(cluster.api)}
+def only_controller(cluster, *, protection=False):
+    """The PV binder alone (with ``protection``, also the controllers that lift the
+    pvc-/pv-protection finalizers admission puts on every new claim and volume)."""
+    out = {CONTROLLER: lambda: PersistentVolumeController(cluster.api)}
+    if protection:
+        from k8semu.controllers.pvprotection import PVCProtectionController, PVProtectionController
+
+        out["persistentvolumeclaim-protection-controller"] = lambda: PVCProtectionController(cluster.api)
+        out["persistentvolume-protection-controller"] = lambda: PVProtectionController(cluster.api)
+    return out
 
 
 def get_pv(api, name):
@@ -248,7 +256,7 @@ def test_claim_deletion_releases_and_reclaims():
             api.delete("persistentvolumeclaims", name, namespace=NS)
         await rt.settle()
 
-    run_cluster(cluster, body, only_controller(cluster))
+    run_cluster(cluster, body, only_controller(cluster, protection=True))  # no pod uses them: they go
     keep = get_pv(api, "keep")
     assert keep["status"] == {"phase": "Released"}
     assert keep["spec"]["claimRef"]["name"] == "a"  # Retain keeps the reference
@@ -412,7 +420,9 @@ def test_lost_claim_and_retroactive_default_storage_class():
         api.create("persistentvolumeclaims", pvc("data"))
         api.create("persistentvolumeclaims", pvc("later"))
         await rt.settle()
+        # pv-protection keeps a bound volume until its finalizer is taken off by hand
         api.delete("persistentvolumes", "vol")
+        api.patch("persistentvolumes", "vol", {"metadata": {"finalizers": None}}, "application/merge-patch+json")
         api.create("storageclasses.storage.k8s.io", {
             "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
             "metadata": {"name": "standard", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},

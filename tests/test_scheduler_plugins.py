@@ -450,8 +450,16 @@ def test_unbound_immediate_claim_blocks_scheduling():
     pod = make_pod("p", volumes=[{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}])
     r = schedule([make_node("a")], pod=pod, objects=[pvc])
     assert r.message().startswith("0/1 nodes are available: pod has unbound immediate PersistentVolumeClaims.")
-    bound = {**pvc, "spec": {**pvc["spec"], "volumeName": "pv-1"}}
-    assert schedule([make_node("a")], pod=pod, objects=[bound]).suggested_host == "a"
+    # a claim that names its volume is bound only once the PV controller says so (isPVCFullyBound)
+    named = {**pvc, "spec": {**pvc["spec"], "volumeName": "pv-1"}}
+    pv = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv-1"},
+          "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/d"},
+                   "claimRef": {"namespace": "default", "name": "data"}}}
+    for objects in ([named], [named, pv]):
+        r = schedule([make_node("a")], pod=pod, objects=objects)
+        assert r.message().startswith("0/1 nodes are available: pod has unbound immediate PersistentVolumeClaims.")
+    bound = {**named, "metadata": {**named["metadata"], "annotations": {"pv.kubernetes.io/bind-completed": "yes"}}}
+    assert schedule([make_node("a")], pod=pod, objects=[bound, pv]).suggested_host == "a"
     r = schedule([make_node("a")], pod=pod)
     assert r.message().startswith('0/1 nodes are available: persistentvolumeclaim "data" not found.')
 

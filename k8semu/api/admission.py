@@ -18,6 +18,11 @@ in upstream's order:
 - ``ResourceQuota``: refuses a create that would exceed a quota's ``hard``
   limits, with upstream's ``exceeded quota`` message, and a pod whose
   containers do not set the cpu/memory a quota limits (``failed quota``).
+
+- ``StorageObjectInUseProtection``: a new PersistentVolumeClaim gets the
+  finalizer ``kubernetes.io/pvc-protection``, a new PersistentVolume
+  ``kubernetes.io/pv-protection`` (kube-controller-manager's protection
+  controllers remove them once nothing uses the object).
 """
 
 from __future__ import annotations
@@ -221,6 +226,25 @@ class DefaultTolerationSeconds(_Plugin):
         return {**obj, "spec": {**obj["spec"], "tolerations": tols}}
 
 
+class StorageObjectInUseProtection(_Plugin):
+    """Upstream ``storageobjectinuseprotection``: on create only, append the protection finalizer
+    to a PVC or PV that does not have it yet."""
+
+    name = "StorageObjectInUseProtection"
+    FINALIZERS = {"PersistentVolumeClaim": "kubernetes.io/pvc-protection",
+                  "PersistentVolume": "kubernetes.io/pv-protection"}
+
+    def admit(self, op, info, obj, old, ctx):
+        finalizer = self.FINALIZERS.get(info.kind)
+        if op != "create" or finalizer is None:
+            return obj
+        meta = obj.get("metadata") or {}
+        finalizers = list(meta.get("finalizers") or [])
+        if finalizer in finalizers:
+            return obj
+        return {**obj, "metadata": {**meta, "finalizers": finalizers + [finalizer]}}
+
+
 class LimitRanger(_Plugin):
     name = "LimitRanger"
 
@@ -378,5 +402,6 @@ def default_admission_chain(server: "APIServer") -> AdmissionChain:
         ServiceAccountAdmission(server),
         Priority(server),
         DefaultTolerationSeconds(server),
+        StorageObjectInUseProtection(server),
         ResourceQuotaAdmission(server),
     ])

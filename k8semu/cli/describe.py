@@ -1209,6 +1209,206 @@ def describe_endpointslice(api: Any, eps: Obj, now: datetime) -> str:
     return w.text()
 
 
+_ACCESS_MODE_SHORT = (("ReadWriteOnce", "RWO"), ("ReadOnlyMany", "ROX"), ("ReadWriteMany", "RWX"),
+                      ("ReadWriteOncePod", "RWOP"))
+_BETA_STORAGE_CLASS = "volume.beta.kubernetes.io/storage-class"
+_MAX_ANNOTATION_LEN = 140
+
+
+def _access_modes_string(modes: Sequence[str] | None) -> str:
+    """``storageutil.GetAccessModesAsString``: RWO, ROX, RWX, RWOP, in that order, comma-separated."""
+    have = set(modes or ())
+    return ",".join(short for mode, short in _ACCESS_MODE_SHORT if mode in have)
+
+
+def _storage_class(o: Obj) -> str:
+    """``GetPersistentVolume(Claim)Class``: the beta annotation, else ``spec.storageClassName``."""
+    ann = _meta(o).get("annotations") or {}
+    if _BETA_STORAGE_CLASS in ann:
+        return ann[_BETA_STORAGE_CLASS] or ""
+    return (o.get("spec") or {}).get("storageClassName") or ""
+
+
+def _go_list(items: Sequence[str] | None) -> str:
+    """Go's ``%v`` of a ``[]string``: ``[a b]`` (``[]`` when empty)."""
+    return "[" + " ".join(items or ()) + "]"
+
+
+def _go_bool(v: Any) -> str:
+    return "true" if v else "false"
+
+
+def _status_or_terminating(o: Obj, phase: Any, now: datetime) -> str:
+    ts = _meta(o).get("deletionTimestamp")
+    if ts:
+        return f"Status:\tTerminating (lasts {translate_timestamp_since(ts, now)})\n"
+    return f"Status:\t{phase or ''}\n"
+
+
+def _volume_node_affinity(w: PrefixWriter, affinity: Obj | None) -> None:
+    """``printVolumeNodeAffinity``: ``Required Terms:`` then ``Term N:`` lines of ``key op [values]``."""
+    w.write(0, "Node Affinity:\t")
+    required = (affinity or {}).get("required")
+    if required is None:
+        w.line("<none>")
+        return
+    w.line("")
+    w.write(1, "Required Terms:\t")
+    terms = required.get("nodeSelectorTerms") or []
+    if not terms:
+        w.line("<none>")
+        return
+    w.line("")
+    for i, term in enumerate(terms):
+        w.write(2, f"Term {i}:\t")
+        reqs = term.get("matchExpressions") or []
+        if not reqs:
+            w.line("<none>")
+            continue
+        for j, req in enumerate(reqs):
+            if j:
+                w.write(2, "\t")
+            expr = f"{req.get('key', '')} {str(req.get('operator') or '').lower()}"
+            if req.get("values"):
+                expr += f" [{', '.join(req['values'])}]"
+            w.write(0, expr + "\n")
+
+
+def _csi_attributes(w: PrefixWriter, attributes: Mapping[str, str] | None) -> None:
+    """``printCSIPersistentVolumeAttributesMultiline`` (its quirky indentation kept)."""
+    w.write(2, "VolumeAttributes:\t")
+    if not attributes:
+        w.line("<none>")
+        return
+    for i, key in enumerate(sorted(attributes)):
+        if i:
+            w.write(2, "")
+            w.write(2, "\t")
+        line = f"{key}={attributes[key]}"
+        w.write(2, (line[:_MAX_ANNOTATION_LEN] + "...\n") if len(line) > _MAX_ANNOTATION_LEN else line + "\n")
+
+
+def _pv_source(w: PrefixWriter, spec: Obj) -> None:
+    """The type-specific ``Source:`` lines of kubectl's PersistentVolume describer."""
+    if spec.get("hostPath") is not None:
+        hp = spec["hostPath"] or {}
+        w.write(2, "Type:\tHostPath (bare host directory volume)\n"
+                   f"    Path:\t{hp.get('path', '')}\n    HostPathType:\t{hp.get('type') or '<none>'}\n")
+    elif spec.get("nfs") is not None:
+        nfs = spec["nfs"] or {}
+        w.write(2, "Type:\tNFS (an NFS mount that lasts the lifetime of a pod)\n"
+                   f"    Server:\t{nfs.get('server', '')}\n    Path:\t{nfs.get('path', '')}\n"
+                   f"    ReadOnly:\t{_go_bool(nfs.get('readOnly'))}\n")
+    elif spec.get("local") is not None:
+        w.write(2, "Type:\tLocalVolume (a persistent volume backed by local storage on a node)\n"
+                   f"    Path:\t{(spec['local'] or {}).get('path', '')}\n")
+    elif spec.get("csi") is not None:
+        csi = spec["csi"] or {}
+        w.write(2, "Type:\tCSI (a Container Storage Interface (CSI) volume source)\n"
+                   f"    Driver:\t{csi.get('driver', '')}\n    FSType:\t{csi.get('fsType', '')}\n"
+                   f"    VolumeHandle:\t{csi.get('volumeHandle', '')}\n"
+                   f"    ReadOnly:\t{_go_bool(csi.get('readOnly'))}\n")
+        _csi_attributes(w, csi.get("volumeAttributes"))
+    else:
+        w.write(1, "<unknown>\n")
+
+
+def describe_persistentvolume(api: Any, pv: Obj, now: datetime) -> str:
+    """kubectl's PersistentVolumeDescriber (``describePersistentVolume``): metadata, ``Finalizers``,
+    ``StorageClass``, ``Status`` (``Terminating (lasts …)`` once deleted), ``Claim``, ``Reclaim
+    Policy``, ``Access Modes``, ``VolumeMode``, ``Capacity``, ``Node Affinity``, ``Message``, the
+    ``Source`` (hostPath, nfs, local, csi; ``<unknown>`` for others), then the events."""
+    m, spec, st = _meta(pv), pv.get("spec") or {}, pv.get("status") or {}
+    w = PrefixWriter()
+    w.write(0, f"Name:\t{m.get('name', '')}\n")
+    _labels_multiline(w, "Labels", m.get("labels"))
+    _annotations_multiline(w, "Annotations", m.get("annotations"))
+    w.write(0, f"Finalizers:\t{_go_list(m.get('finalizers'))}\n")
+    w.write(0, f"StorageClass:\t{_storage_class(pv)}\n")
+    w.write(0, _status_or_terminating(pv, st.get("phase"), now))
+    ref = spec.get("claimRef")
+    w.write(0, f"Claim:\t{ref.get('namespace', '')}/{ref.get('name', '')}\n" if ref is not None else "Claim:\t\n")
+    w.write(0, f"Reclaim Policy:\t{spec.get('persistentVolumeReclaimPolicy') or ''}\n")
+    w.write(0, f"Access Modes:\t{_access_modes_string(spec.get('accessModes'))}\n")
+    if spec.get("volumeMode") is not None:
+        w.write(0, f"VolumeMode:\t{spec['volumeMode']}\n")
+    w.write(0, f"Capacity:\t{_q((spec.get('capacity') or {}).get('storage'))}\n")
+    _volume_node_affinity(w, spec.get("nodeAffinity"))
+    w.write(0, f"Message:\t{st.get('message') or ''}\n")
+    w.write(0, "Source:\n")
+    _pv_source(w, spec)
+    describe_events(search_events(api, pv), w, now)
+    return w.text()
+
+
+def _pods_for_pvc(api: Any, pvc: Obj) -> list[Obj]:
+    """``getPodsForPVC``: the namespace's pods with a ``persistentVolumeClaim`` volume naming the
+    claim (once per such volume), then the pods that own it (generic ephemeral volumes)."""
+    m = _meta(pvc)
+    try:
+        pods = api.list("pods", namespace=m.get("namespace"))["items"]
+    except errors.StatusError:
+        return []
+    out = [p for p in pods for v in (p.get("spec") or {}).get("volumes") or ()
+           if (v.get("persistentVolumeClaim") or {}).get("claimName") == m.get("name")
+           and v.get("persistentVolumeClaim") is not None]
+    for ref in m.get("ownerReferences") or ():
+        if ref.get("kind") != "Pod":
+            continue
+        owner = next((p for p in pods if _meta(p).get("uid") == ref.get("uid")), None)
+        if owner is not None and all(_meta(p).get("uid") != ref.get("uid") for p in out):
+            out.append(owner)
+    return out
+
+
+def describe_persistentvolumeclaim(api: Any, pvc: Obj, now: datetime) -> str:
+    """kubectl's PersistentVolumeClaimDescriber (``printPersistentVolumeClaim``): ``StorageClass``,
+    ``Status``, ``Volume``, labels and annotations, ``Finalizers``, ``Capacity`` and ``Access Modes``
+    (from the status, only once the claim names a volume), ``VolumeMode``, ``DataSource``, ``Used
+    By`` (the pods that mount it, by name), ``Conditions``, then the events."""
+    m, spec, st = _meta(pvc), pvc.get("spec") or {}, pvc.get("status") or {}
+    w = PrefixWriter()
+    w.write(0, f"Name:\t{m.get('name', '')}\n")
+    w.write(0, f"Namespace:\t{m.get('namespace', '')}\n")
+    w.write(0, f"StorageClass:\t{_storage_class(pvc)}\n")
+    w.write(0, _status_or_terminating(pvc, st.get("phase"), now))
+    w.write(0, f"Volume:\t{spec.get('volumeName') or ''}\n")
+    _labels_multiline(w, "Labels", m.get("labels"))
+    _annotations_multiline(w, "Annotations", m.get("annotations"))
+    w.write(0, f"Finalizers:\t{_go_list(m.get('finalizers'))}\n")
+    capacity = modes = ""
+    if spec.get("volumeName"):
+        modes = _access_modes_string(st.get("accessModes"))
+        capacity = _q((st.get("capacity") or {}).get("storage"))
+    w.write(0, f"Capacity:\t{capacity}\n")
+    w.write(0, f"Access Modes:\t{modes}\n")
+    if spec.get("volumeMode") is not None:
+        w.write(0, f"VolumeMode:\t{spec['volumeMode']}\n")
+    source = spec.get("dataSource")
+    if source is not None:
+        w.write(0, "DataSource:\n")
+        if source.get("apiGroup") is not None:
+            w.write(1, f"APIGroup:\t{source['apiGroup']}\n")
+        w.write(1, f"Kind:\t{source.get('kind', '')}\n")
+        w.write(1, f"Name:\t{source.get('name', '')}\n")
+    pods = sorted(_pods_for_pvc(api, pvc), key=lambda p: _meta(p).get("name") or "")
+    w.write(0, "Used By:\t")
+    if not pods:
+        w.line("<none>")
+    for i, p in enumerate(pods):
+        w.write(0, ("\t" if i else "") + f"{_meta(p).get('name', '')}\n")
+    conditions = st.get("conditions") or []
+    if conditions:
+        w.write(0, "Conditions:\n")
+        w.write(1, "Type\tStatus\tLastProbeTime\tLastTransitionTime\tReason\tMessage\n")
+        w.write(1, "----\t------\t-----------------\t------------------\t------\t-------\n")
+        for c in conditions:
+            w.write(1, f"{c.get('type', '')} \t{c.get('status', '')} \t{rfc1123z(c.get('lastProbeTime'))} \t"
+                       f"{rfc1123z(c.get('lastTransitionTime'))} \t{c.get('reason', '')} \t{c.get('message', '')}\n")
+    describe_events(search_events(api, pvc), w, now)
+    return w.text()
+
+
 def _smart_label(key: str) -> str:
     """``smartLabelFor``: ``apiVersion`` -> ``API Version``, ``podIP`` -> ``Pod IP``."""
     words, cur = [], ""
@@ -1267,6 +1467,7 @@ _DESCRIBERS: dict[str, Callable[[Any, Obj, datetime], str]] = {
     "StatefulSet": describe_statefulset, "DaemonSet": describe_daemonset, "Namespace": describe_namespace,
     "ConfigMap": describe_configmap, "Secret": describe_secret, "ServiceAccount": describe_serviceaccount,
     "Endpoints": describe_endpoints, "EndpointSlice": describe_endpointslice,
+    "PersistentVolume": describe_persistentvolume, "PersistentVolumeClaim": describe_persistentvolumeclaim,
 }
 
 

@@ -100,6 +100,8 @@ __all__ = [
     "PersistentVolumeController",
     "find_best_match",
     "find_matching_volume",
+    "check_node_affinity",
+    "get_bind_volume_to_claim",
     "check_volume_satisfy_claim",
     "claim_class",
     "volume_class",
@@ -249,18 +251,39 @@ def _modes_key(modes: Iterable[str] | None) -> tuple[str, ...]:
     return tuple(m for m in _ACCESS_MODE_ORDER if m in have) + tuple(sorted(have - set(_ACCESS_MODE_ORDER)))
 
 
-def find_matching_volume(claim: Obj, volumes: list[Obj], delay_binding: bool = False) -> Obj | None:
-    """``FindMatchingVolume`` (controller path, no node): the PV pre-bound to the claim, else the
-    smallest Available PV that fits (capacity, volumeMode, class, selector, VolumeAttributesClass);
-    ``delay_binding`` (a ``WaitForFirstConsumer`` class) returns only a pre-bound PV.
-    ``volumes`` are tried in order; of equal sizes the first wins."""
+def check_node_affinity(volume: Obj, node_labels: Obj) -> bool:
+    """``CheckNodeAffinity``: the PV's required node affinity (terms ORed) holds for a node with
+    these labels (a node of labels only: ``matchFields`` never match)."""
+    from ..api.scheduling import node_selector_term_matches
+
+    required = (_spec(volume).get("nodeAffinity") or {}).get("required")
+    if required is None:
+        return True
+    node = {"metadata": {"labels": dict(node_labels)}}
+    return any(node_selector_term_matches(t, node) for t in required.get("nodeSelectorTerms") or ())
+
+
+def find_matching_volume(claim: Obj, volumes: list[Obj], delay_binding: bool = False, *,
+                         node_labels: Obj | None = None, excluded: Iterable[str] = ()) -> Obj | None:
+    """``FindMatchingVolume``: the PV pre-bound to the claim, else the smallest Available PV that
+    fits (capacity, volumeMode, class, selector, VolumeAttributesClass).
+
+    Controller path (``node_labels`` None): ``delay_binding`` (a ``WaitForFirstConsumer`` class)
+    returns only a pre-bound PV. Scheduler path (``node_labels`` given, the VolumeBinding plugin):
+    the PV's node affinity must also fit the node (a pre-bound PV that does not fit means no
+    match at all), its access modes must cover the claim's, and PVs named in ``excluded`` (chosen
+    for the pod's other claims) are skipped. ``volumes`` are tried in order; of equal sizes the
+    first wins."""
     requested = _requested(claim)
     wanted_class = claim_class(claim)
     sel_spec = _spec(claim).get("selector")
     selector = selector_from_label_selector(sel_spec) if sel_spec is not None else None
+    excluded = set(excluded)
     best, best_size = None, None
     for volume in volumes:
         spec = _spec(volume)
+        if _meta(volume).get("name") in excluded:
+            continue
         if spec.get("claimRef") is not None and not is_volume_bound_to_claim(volume, claim):
             continue
         size = _capacity(volume)
@@ -270,9 +293,10 @@ def find_matching_volume(claim: Obj, volumes: list[Obj], delay_binding: bool = F
             continue
         if _meta(volume).get("deletionTimestamp"):
             continue
+        affinity_ok = node_labels is None or check_node_affinity(volume, node_labels)
         if is_volume_bound_to_claim(volume, claim):
-            return volume
-        if delay_binding:
+            return volume if affinity_ok else None
+        if delay_binding and node_labels is None:
             continue  # the scheduler binds it
         if _status(volume).get("phase") != "Available":
             continue
@@ -281,6 +305,10 @@ def find_matching_volume(claim: Obj, volumes: list[Obj], delay_binding: bool = F
         if volume_class(volume) != wanted_class:
             continue
         if _vac_mismatch(claim, volume):
+            continue
+        if not affinity_ok:
+            continue
+        if node_labels is not None and not check_access_modes(claim, volume):
             continue
         if best is None or best_size > size:
             best, best_size = volume, size
@@ -340,6 +368,25 @@ def _claim_ref(claim: Obj) -> Obj:
     m = _meta(claim)
     return {"kind": "PersistentVolumeClaim", "namespace": m.get("namespace"), "name": m.get("name"),
             "uid": m.get("uid"), "apiVersion": "v1", "resourceVersion": m.get("resourceVersion")}
+
+
+def get_bind_volume_to_claim(volume: Obj, claim: Obj) -> tuple[Obj, bool]:
+    """``GetBindVolumeToClaim`` (used by the controller and by the scheduler's VolumeBinding):
+    a copy of the PV with ``claimRef`` naming the claim (and its uid) and, unless the PV was
+    already bound to it, ``pv.kubernetes.io/bound-by-controller: "yes"``; and whether it changed."""
+    set_by_controller = not is_volume_bound_to_claim(volume, claim)
+    ref = _spec(volume).get("claimRef") or {}
+    m = _meta(claim)
+    dirty = False
+    body = copy_object(volume)
+    if (_spec(volume).get("claimRef") is None or ref.get("name") != m.get("name")
+            or ref.get("namespace") != m.get("namespace") or ref.get("uid") != m.get("uid")):
+        body.setdefault("spec", {})["claimRef"] = _claim_ref(claim)
+        dirty = True
+    if set_by_controller and ANN_BOUND_BY_CONTROLLER not in _annotations(body):
+        body = _with_annotations(body, **{ANN_BOUND_BY_CONTROLLER: "yes"})
+        dirty = True
+    return body, dirty
 
 
 def _with_annotations(obj: Obj, **ann: str) -> Obj:
@@ -900,18 +947,7 @@ class PersistentVolumeController(Component):
 
     def _bind_volume_to_claim(self, volume: Obj, claim: Obj) -> Obj:
         """``bindVolumeToClaim`` (``GetBindVolumeToClaim``)."""
-        set_by_controller = not is_volume_bound_to_claim(volume, claim)
-        ref = _spec(volume).get("claimRef") or {}
-        m = _meta(claim)
-        dirty = False
-        body = copy_object(volume)
-        if (ref.get("name") != m.get("name") or ref.get("namespace") != m.get("namespace")
-                or ref.get("uid") != m.get("uid")):
-            body.setdefault("spec", {})["claimRef"] = _claim_ref(claim)
-            dirty = True
-        if set_by_controller and ANN_BOUND_BY_CONTROLLER not in _annotations(body):
-            body = _with_annotations(body, **{ANN_BOUND_BY_CONTROLLER: "yes"})
-            dirty = True
+        body, dirty = get_bind_volume_to_claim(volume, claim)
         if not dirty:
             return volume
         new = self.api.update("persistentvolumes", body, ctx=self.ctx, field_validation="Ignore")

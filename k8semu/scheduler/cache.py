@@ -366,6 +366,10 @@ class Cache:
                 self._services.set(key, (obj.get("metadata") or {}).get("namespace") or "",
                                    (obj.get("spec") or {}).get("selector"))
 
+    def get_object(self, kind: str, key: str) -> Mapping[str, Any] | None:
+        """An object given to :meth:`upsert_object`, by ``"ns/name"`` or ``"name"`` (or None)."""
+        return self._objects.get(kind, {}).get(key)
+
     def delete_object(self, obj: Mapping[str, Any]) -> None:
         """Forget an object given to :meth:`upsert_object`."""
         kind = obj.get("kind", "")

@@ -1103,9 +1103,14 @@ class Framework:
         return None
 
     def run_pre_bind(self, state: CycleState, pod: Mapping[str, Any], node_name: str) -> Status | None:
+        """PreBind plugins in order. An error reads ``running PreBind plugin "X": …`` (upstream
+        ``runPreBindPlugins``); a ``Wait`` status (VolumeBinding waiting for its bindings) is
+        returned as is: the scheduler calls this again at the plugin's next poll."""
         for pl in self.points["preBind"]:
             st = pl.pre_bind(state, pod, node_name)
             if not _ok(st):
+                if st.code == Code.ERROR:
+                    st = Status.error(f'running PreBind plugin "{pl.name}": {st.message()}')
                 return st.with_plugin(pl.name)
         return None
 

@@ -12,6 +12,12 @@ API, as upstream's ``pkg/scheduler/scheduler.go`` and ``schedule_one.go``:
   profile's framework on a cache snapshot, assume the pod on the chosen
   node, Reserve / Permit / PreBind, bind through ``pods/binding``,
   ``Scheduled`` event (``Successfully assigned default/web-1 to node-1``);
+- a PreBind that waits (VolumeBinding until the PV controller completes the
+  bindings it started) parks the pod's binding cycle, the pod assumed on its
+  node, while other pods are scheduled (upstream runs the binding cycle in a
+  goroutine); PreBind runs again at each of its polls (every second) until
+  it succeeds or fails. A poll counts as real work for settling only when it
+  would end the wait (the bindings completed, an error, the timeout);
 - on failure: PodScheduled=False (reason ``Unschedulable``) with the
   FitError message, a ``FailedScheduling`` event, preemption's victims
   deleted and ``status.nominatedNodeName`` set, and the pod parked in the
@@ -36,7 +42,8 @@ from ..client.events import NORMAL, WARNING, EventRecorder
 from ..client.informer import EventHandler
 from . import queue as q
 from .cache import Cache
-from .framework import Explanations, new_frameworks
+from .framework import Code, Explanations, new_frameworks
+from .plugins.volumebinding import POLL_INTERVAL
 from .queue import SchedulingQueue
 from .types import PodInfo
 
@@ -78,6 +85,9 @@ class Scheduler(Component):
         self.pods = self.informer("pods")
         self.nodes.add_event_handler(EventHandler(self._node_add, self._node_update, self._node_delete))
         self.pods.add_event_handler(EventHandler(self._pod_add, self._pod_update, self._pod_delete))
+        self._parked: dict[str, _Parked] = {}  # binding cycles waiting in PreBind, by pod key
+        for fw in self.frameworks.values():
+            fw.binder_client = _BinderClient(self)
         for plural in _CACHED_KINDS:
             inf = self.informer(plural)
             inf.add_event_handler(EventHandler(
@@ -154,16 +164,37 @@ class Scheduler(Component):
 
     # ------------------------------------------------------------------ the loop
     def next_wakeup(self) -> float | None:
-        return self.sched_queue.next_wakeup()
+        times = [t for t in (self.sched_queue.next_wakeup(),) if t is not None]
+        times += [p.next_poll for p in self._parked.values() if self._poll_would_end(p)]
+        return min(times) if times else None
+
+    def _poll_would_end(self, p: "_Parked") -> bool:
+        """Whether the parked binding's next poll ends its wait (a dry run of PreBind's check)."""
+        st = p.fw.run_pre_bind(p.state.clone(), p.pod, p.host)
+        if st is None or st.code != Code.WAIT:
+            return True
+        deadline = getattr(p.state.read("PreFilterVolumeBinding"), "deadline", None)
+        return deadline is not None and p.next_poll >= deadline
+
+    def _next_parked_poll(self) -> float | None:
+        return min((p.next_poll for p in self._parked.values()), default=None)
+
+    def _poll_parked(self) -> None:
+        """Run PreBind again for the parked binding cycles whose poll is due (in pod-key order)."""
+        now = self.api.now
+        for key in sorted(k for k, p in self._parked.items() if p.next_poll <= now):
+            p = self._parked.pop(key)
+            self._binding_cycle(p.qpi, p.fw, p.state, p.pod, p.host, p.assumed, p.started)
 
     async def main(self) -> None:
         while True:
             await self.gate()
+            self._poll_parked()
             qpi = self.sched_queue.pop(self.api.now)
             if qpi is None:
                 self._kick = trio.Event()
-                wake = self.sched_queue.next_wakeup()
-                with trio.move_on_at(wake if wake is not None else math.inf):
+                times = [t for t in (self.sched_queue.next_wakeup(), self._next_parked_poll()) if t is not None]
+                with trio.move_on_at(min(times) if times else math.inf):
                     await self._kick.wait()
                 continue
             try:
@@ -175,7 +206,7 @@ class Scheduler(Component):
     def schedule_one(self, qpi: Any) -> None:
         """One scheduling cycle (and its synchronous binding cycle) for a popped pod."""
         pod = self.pods.indexer.get(_key(qpi.pod)) or qpi.pod
-        if _assigned(pod) or pod["metadata"].get("deletionTimestamp"):
+        if _assigned(pod) or pod["metadata"].get("deletionTimestamp") or self.cache.is_assumed(pod):
             return
         fw = self.frameworks[(pod.get("spec") or {}).get("schedulerName") or "default-scheduler"]
         now = self.api.now
@@ -188,12 +219,27 @@ class Scheduler(Component):
         assumed = {**pod, "spec": {**pod["spec"], "nodeName": host}}
         self.cache.assume_pod(assumed)
         state = result.state
-        for step in (fw.run_reserve, fw.run_permit, fw.run_pre_bind):
+        for step in (fw.run_reserve, fw.run_permit):
             st = step(state, pod, host)
             if st is not None:
                 self.cache.forget_pod(assumed)
                 self._requeue_error(qpi, pod, st.message(), now)
                 return
+        self._binding_cycle(qpi, fw, state, pod, host, assumed, now)
+
+    def _binding_cycle(self, qpi: Any, fw: Any, state: Any, pod: dict[str, Any], host: str,
+                       assumed: dict[str, Any], now: float) -> None:
+        """PreBind (parked while it waits), Bind, the ``Scheduled`` event, PostBind."""
+        st = fw.run_pre_bind(state, pod, host)
+        if st is not None and st.code == Code.WAIT:
+            self._parked[_key(pod)] = _Parked(qpi, fw, state, pod, host, assumed, now,
+                                              self.api.now + POLL_INTERVAL)
+            return
+        if st is not None:
+            fw.run_unreserve(state, pod, host)
+            self.cache.forget_pod(assumed)
+            self._requeue_error(qpi, pod, st.message(), now)
+            return
         binding, st = fw.run_bind(state, pod, host)
         if st is not None:
             self.cache.forget_pod(assumed)
@@ -274,3 +320,40 @@ class Scheduler(Component):
                            namespace=m["namespace"], subresource="status", ctx=self.ctx, field_validation="Ignore")
         except errors.StatusError:
             pass
+
+
+class _Parked:
+    """A binding cycle waiting in PreBind: what it needs to go on, and its next poll."""
+
+    __slots__ = ("qpi", "fw", "state", "pod", "host", "assumed", "started", "next_poll")
+
+    def __init__(self, qpi: Any, fw: Any, state: Any, pod: dict[str, Any], host: str,
+                 assumed: dict[str, Any], started: float, next_poll: float) -> None:
+        self.qpi, self.fw, self.state, self.pod, self.host = qpi, fw, state, pod, host
+        self.assumed, self.started, self.next_poll = assumed, started, next_poll
+
+
+class _BinderClient:
+    """What VolumeBinding's PreBind needs from the scheduler: API writes (as the scheduler) that
+    also go into the cache at once (upstream's assume cache), and reads of the cache."""
+
+    def __init__(self, scheduler: "Scheduler") -> None:
+        self._s = scheduler
+
+    def now(self) -> float:
+        return self._s.api.now
+
+    def update(self, plural: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        s = self._s
+        ns = (body.get("metadata") or {}).get("namespace")
+        new = s.api.update(plural, dict(body), namespace=ns, ctx=s.ctx, field_validation="Ignore")
+        s.cache.upsert_object(new)
+        return new
+
+    def get(self, kind: str, key: str) -> Mapping[str, Any] | None:
+        if kind == "Node":
+            return self._s.nodes.indexer.get(key)
+        return self._s.cache.get_object(kind, key)
+
+    def pod_exists(self, namespace: str, name: str) -> bool:
+        return self._s.pods.indexer.get(f"{namespace}/{name}") is not None

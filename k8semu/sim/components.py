@@ -239,6 +239,7 @@ def controller_factories(api: Any, config: Any, resumed_at: float | None = None)
     from ..controllers.nodeipam import NodeIPAMController
     from ..controllers.nodelifecycle import NodeLifecycleController, TaintEvictionController
     from ..controllers.persistentvolume import PersistentVolumeController
+    from ..controllers.pvprotection import PVCProtectionController, PVProtectionController
     from ..controllers.replicaset import ReplicaSetController, ReplicationManager
     from ..controllers.resourcequota import ResourceQuotaController
     from ..controllers.serviceaccount import RootCACertPublisher, ServiceAccountsController
@@ -269,6 +270,8 @@ def controller_factories(api: Any, config: Any, resumed_at: float | None = None)
         "disruption-controller": lambda: DisruptionController(api),
         "resourcequota-controller": lambda: ResourceQuotaController(api),
         "persistentvolume-binder-controller": lambda: PersistentVolumeController(api),
+        "persistentvolumeclaim-protection-controller": lambda: PVCProtectionController(api),
+        "persistentvolume-protection-controller": lambda: PVProtectionController(api),
         "horizontal-pod-autoscaler": lambda: HorizontalController(api, MetricsServer(api.epoch)),
         "clusterrole-aggregation-controller": lambda: ClusterRoleAggregationController(api),
     }
