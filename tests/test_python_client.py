@@ -357,6 +357,15 @@ def test_pod_logs(v1, web, namespace):
 
 _EXTRA = [  # one object of each kind nothing in the cluster makes on its own (group/version, namespaced, body)
     ("v1", {"kind": "Secret", "metadata": {"name": "s"}, "stringData": {"k": "v"}}),
+    ("v1", {"kind": "PodTemplate", "metadata": {"name": "pt"}, "template": {
+        "metadata": {"labels": {"app": "pt"}}, "spec": {"containers": [{"name": "c", "image": "busybox:1.36"}]}}}),
+    ("node.k8s.io/v1", {"kind": "RuntimeClass", "metadata": {"name": "gvisor"}, "handler": "runsc"}),
+    ("apiextensions.k8s.io/v1", {"kind": "CustomResourceDefinition", "metadata": {"name": "crontabs.stable.example.com"},
+                                 "spec": {"group": "stable.example.com", "scope": "Namespaced",
+                                          "names": {"plural": "crontabs", "kind": "CronTab", "shortNames": ["ct"]},
+                                          "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
+                                              "openAPIV3Schema": {"type": "object",
+                                                                  "x-kubernetes-preserve-unknown-fields": True}}}]}}),
     ("v1", {"kind": "ResourceQuota", "metadata": {"name": "q"}, "spec": {"hard": {"pods": "50"}}}),
     ("v1", {"kind": "LimitRange", "metadata": {"name": "lr"},
             "spec": {"limits": [{"type": "Container", "max": {"memory": "1Gi"}}]}}),
@@ -440,7 +449,8 @@ def test_every_served_kind_deserializes(api, web, namespace):
     for gv, body in _EXTRA:
         cls = _api_class(gv)(api)
         kind = body["kind"]
-        namespaced = kind not in ("PersistentVolume", "StorageClass", "IngressClass")
+        namespaced = kind not in ("PersistentVolume", "StorageClass", "IngressClass", "CustomResourceDefinition",
+                                  "RuntimeClass")
         body = {"apiVersion": gv, **body}
         if namespaced:
             made[kind] = getattr(cls, f"create_namespaced_{_snake(kind)}")(namespace, body)
@@ -467,6 +477,8 @@ def test_every_served_kind_deserializes(api, web, namespace):
         method = f"list_{_snake(r.kind)}" + ("_for_all_namespaces" if r.namespaced else "")
         if cls is None or not hasattr(cls, method):
             continue  # the client has no typed API for it
+        if r.name in ("componentstatuses", "apiservices"):
+            continue  # computed on each request, never stored: no uid / resourceVersion to check
         typed = getattr(cls(api), method)()
         raw = json.loads(getattr(cls(api), method)(_preload_content=False).data)
         assert type(typed).__name__.endswith(f"{r.kind}List"), (gv, r.name, type(typed))
@@ -487,7 +499,15 @@ def test_every_served_kind_deserializes(api, web, namespace):
     assert expected <= set(checked)
     # metrics-server's aggregated group has no typed API in the client (CustomObjectsApi reads it);
     # the access reviews are create-only (test_access_reviews_through_the_typed_client)
-    typed_resources = [(gv, r) for gv, r in resources if not gv.startswith("metrics.k8s.io/") and "list" in r.verbs]
+    # nor have the custom resources of a CRD; the computed kinds are skipped above
+    typed_resources = [(gv, r) for gv, r in resources if not gv.startswith(("metrics.k8s.io/", "stable.example.com/"))
+                       and "list" in r.verbs and r.name not in ("componentstatuses", "apiservices")]
     assert len(checked) == len(typed_resources), sorted({f"{gv}/{r.name}" for gv, r in typed_resources} - set(checked))
+    custom = client.CustomObjectsApi(api)
+    custom.create_namespaced_custom_object("stable.example.com", "v1", namespace, "crontabs", {
+        "apiVersion": "stable.example.com/v1", "kind": "CronTab", "metadata": {"name": "nightly"},
+        "spec": {"cronSpec": "0 3 * * *"}})
+    tabs = custom.list_namespaced_custom_object("stable.example.com", "v1", namespace, "crontabs")
+    assert tabs["kind"] == "CronTabList" and [t["metadata"]["name"] for t in tabs["items"]] == ["nightly"]
     nodes = client.CustomObjectsApi(api).list_cluster_custom_object("metrics.k8s.io", "v1beta1", "nodes")
     assert nodes["kind"] == "NodeMetricsList" and all(n["window"] == "15s" for n in nodes["items"])

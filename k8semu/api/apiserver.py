@@ -46,6 +46,7 @@ from ..store import (
 from . import errors, strategy
 from .auth import Attributes, UserInfo, admin
 from .meta import DEFAULT_EPOCH, format_time, new_uid, random_suffix, share_equal_parts
+from .customresources import CRD_RESOURCE, CustomResourceInfo, CustomResources
 from .resources import RESOURCES, ResourceInfo, lookup
 
 __all__ = ["APIServer", "RequestContext", "PATCH_TYPES", "WatchEvent"]
@@ -179,6 +180,9 @@ class APIServer:
         log.add_watch_index("pods", "spec.nodeName", _pod_node_name)
         for info in RESOURCES:
             log.add_watch_index(info.qualified, "metadata.name", _key_name)
+        #: the custom resources this server serves (from its Established CRDs)
+        self.custom = CustomResources(log)
+        self._crd_hook_running = False
         self._authorizer = None
         self._authz_cache: dict[tuple, bool] = {}
         self._authz_generation = -1
@@ -208,19 +212,45 @@ class APIServer:
             raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
         return info
 
-    @staticmethod
-    def resource(ref: ResourceRef) -> ResourceInfo:
-        """Resolve ``"pods"``, ``"deployments.apps"``, ``"deploy"`` or a ResourceInfo.
+    def resource(self, ref: ResourceRef) -> ResourceInfo:
+        """Resolve ``"pods"``, ``"deployments.apps"``, ``"deploy"``, a custom resource's
+        plural, singular, short name or ``plural.group`` (from this server's CRDs), or a
+        ResourceInfo.
 
         Raises:
             NotFound: nothing matches (``the server doesn't have a resource type "x"``).
         """
         if isinstance(ref, ResourceInfo):
             return ref
-        found = lookup(ref)
+        found = lookup(ref) or self.custom.lookup(ref)
         if not found:
             raise errors.NotFound(f'the server doesn\'t have a resource type "{ref}"')
         return found[0]
+
+    def resource_for_kind(self, api_version: str, kind: str) -> ResourceInfo:
+        """The resource of a manifest's ``apiVersion`` + ``kind``: the static table's, else a
+        custom resource this server serves.
+
+        Raises:
+            NoKindMatch: neither serves it.
+        """
+        from .resources import NoKindMatch, by_kind
+
+        try:
+            return by_kind(api_version, kind)
+        except NoKindMatch:
+            info = self.custom.by_kind(api_version, kind)
+            if info is None:
+                raise
+            return info
+
+    def _out(self, info: ResourceInfo, obj: dict[str, Any]) -> dict[str, Any]:
+        """A stored custom object as read through ``info``'s version (conversion strategy
+        ``None``: only ``apiVersion`` changes); anything else as it is."""
+        if isinstance(info, CustomResourceInfo) and obj.get("apiVersion") != info.api_version \
+                and obj.get("kind") == info.kind:
+            return {**obj, "apiVersion": info.api_version}
+        return obj
 
     def _authz(
         self,
@@ -295,6 +325,9 @@ class APIServer:
         """
         ctx = ctx or RequestContext()
         info = self._writable(self.resource(resource))
+        custom = isinstance(info, CustomResourceInfo)
+        if custom and info.terminating:
+            raise errors.MethodNotAllowed("create not allowed while custom resource definition is terminating")
         if not isinstance(obj, dict):
             raise errors.BadRequest("the body of the request was in an unknown format")
         meta = _meta(obj)
@@ -324,14 +357,23 @@ class APIServer:
         # then the registry's PrepareForCreate and validation
         obj = self._default(obj)
         obj = self.admission.admit("create", info, obj, None, ctx)
-        if info.kind == "Service":
-            obj = self._service_begin(obj, None)
-        obj = strategy.prepare_for_create(obj)
-        if info.kind == "Job":
-            from .defaults import job_prepare_for_create
+        if custom:
+            from .customresources import prepare_for_create
 
-            obj = job_prepare_for_create(obj, meta["uid"])
-        self._validate(obj, None)
+            obj = prepare_for_create(info, obj)
+        else:
+            if info.kind == "Service":
+                obj = self._service_begin(obj, None)
+            obj = strategy.prepare_for_create(obj)
+            if info.kind == "Job":
+                from .defaults import job_prepare_for_create
+
+                obj = job_prepare_for_create(obj, meta["uid"])
+            if info.qualified == CRD_RESOURCE:
+                from .customresources import prepare_crd_for_create
+
+                obj = prepare_crd_for_create(obj)
+        self._validate_for(info, obj, None)
         self.admission.validate("create", info, obj, None, ctx)
         name = meta.get("name") or ""
         key = info.key(ns, name)
@@ -340,13 +382,15 @@ class APIServer:
         obj = self._allocate(info, obj, None)
         obj = self._track(None, obj, ctx, field_manager, "")
         if dry_run:
-            return obj
+            return self._out(info, obj)
         share_equal_parts(obj, None)
         try:
             rec = self.log.create(key, obj, ctx.log_actor)
         except KeyExists:
             raise errors.AlreadyExists.of(info.plural, info.group, name) from None
-        return rec.object
+        if info.qualified == CRD_RESOURCE:
+            self._crd_controllers(name)
+        return self._out(info, rec.object)
 
     def _decode(self, info: ResourceInfo, obj: dict[str, Any], field_validation: str,
                 ctx: RequestContext) -> dict[str, Any]:
@@ -355,6 +399,8 @@ class APIServer:
         if not kind or not api_version:
             what = "kind" if not kind else "apiVersion"
             raise errors.BadRequest(f"Object '{what}' is missing in '{orjson.dumps(obj).decode()[:200]}'")
+        if isinstance(info, CustomResourceInfo):
+            return self._decode_custom(info, obj, field_validation, ctx)
         if (api_version, kind) != (info.api_version, info.kind):
             raise errors.BadRequest(
                 f"the API version in the data ({api_version}) does not match the expected API version ({info.api_version})"
@@ -374,6 +420,50 @@ class APIServer:
                 ctx.warnings.extend(f'unknown field "{path}"' for path in unknown)
         return obj
 
+    def _decode_custom(self, info: CustomResourceInfo, obj: dict[str, Any], field_validation: str,
+                       ctx: RequestContext) -> dict[str, Any]:
+        """A custom object's decoding: any served version of the kind is accepted and stored in
+        the storage version; the schema's defaults are filled and undeclared fields pruned
+        (``Strict``: refused, ``Warn``: dropped with a warning each)."""
+        api_version, kind = obj.get("apiVersion"), obj.get("kind")
+        other = self.custom.by_kind(api_version, kind) if kind == info.kind else None
+        if other is None or other.crd != info.crd:
+            raise errors.BadRequest(
+                f"the API version in the data ({api_version}) does not match the expected API version ({info.api_version})"
+                if kind == info.kind
+                else f"{kind} in version \"{api_version}\" cannot be handled as a {info.kind}"
+            )
+        from .customresources import apply_schema_defaults
+
+        obj = apply_schema_defaults(obj, other.schema)
+        if other.schema is not None and not ctx.typed_client:
+            obj = self._prune_unknown(obj, other.schema, field_validation, ctx)
+        elif other.schema is not None:
+            from .customresources import prune
+
+            obj = prune(obj, other.schema)
+        storage = f"{info.group}/{info.storage_version}"
+        if obj.get("apiVersion") != storage:
+            obj = {**obj, "apiVersion": storage}
+        return obj
+
+    @staticmethod
+    def _prune_unknown(obj: dict[str, Any], schema: dict[str, Any], field_validation: str,
+                       ctx: RequestContext) -> dict[str, Any]:
+        from .customresources import prune
+
+        unknown: list[str] = []
+        pruned = prune(obj, schema, unknown=unknown)
+        if unknown and field_validation == "Strict":
+            kind = obj.get("kind")
+            version = str(obj.get("apiVersion") or "").rpartition("/")[2]
+            raise errors.BadRequest(
+                f'{kind} in version "{version}" cannot be handled as a {kind}: strict decoding error: '
+                + ", ".join(f'unknown field "{p}"' for p in unknown))
+        if unknown and field_validation == "Warn" and ctx.warnings is not None:
+            ctx.warnings.extend(f'unknown field "{p}"' for p in unknown)
+        return pruned
+
     @staticmethod
     def _default(obj: dict[str, Any]) -> dict[str, Any]:
         from .defaults import apply_defaults
@@ -385,6 +475,26 @@ class APIServer:
         from .validation import validate_or_raise
 
         validate_or_raise(obj, old)
+
+    def _validate_for(self, info: ResourceInfo, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        """Validation: a custom object's against its schema, a CRD's as
+        ``ValidateCustomResourceDefinition``, every other kind's as :mod:`.validation`."""
+        if isinstance(info, CustomResourceInfo):
+            from .customresources import validate_custom
+
+            errs = validate_custom(info, obj, old)
+            if errs:
+                raise errors.Invalid(info.kind, info.group, _meta(obj).get("name") or "", errs)
+            return
+        if info.qualified == CRD_RESOURCE:
+            from .customresources import generic_meta_errors, validate_crd
+            from .validation import validate
+
+            errs = generic_meta_errors(validate(obj, old)) + validate_crd(obj, old)
+            if errs:
+                raise errors.Invalid(info.kind, info.group, _meta(obj).get("name") or "", errs)
+            return
+        self._validate(obj, old)
 
     # ------------------------------------------------------------------ reads
     def get(
@@ -416,7 +526,7 @@ class APIServer:
             raise errors.Expired(e.requested, e.compacted) from None
         if rec is None:
             raise errors.NotFound.of(info.plural, info.group, name)
-        return rec.object
+        return self._out(info, rec.object)
 
     def _read_revision(self, resource_version: str | None) -> int | None:
         if resource_version in (None, "", "0"):
@@ -495,9 +605,9 @@ class APIServer:
                     list_meta["continue"] = _encode_continue(rev, recs[i - 1].key)
                     list_meta["remainingItemCount"] = remaining
                     break
-                items.append(obj)
+                items.append(self._out(info, obj))
         return {
-            "kind": f"{info.kind}List",
+            "kind": info.list_kind if isinstance(info, CustomResourceInfo) else f"{info.kind}List",
             "apiVersion": info.api_version,
             "metadata": list_meta,
             "items": items,
@@ -617,7 +727,7 @@ class APIServer:
     def _watch_index(info: ResourceInfo, fs: Any) -> tuple[str, str] | None:
         """The index a (parsed) field selector can use: ``("spec.nodeName", "node-1")``,
         ``("metadata.name", "web")`` or None."""
-        if fs is None:
+        if fs is None or isinstance(info, CustomResourceInfo):
             return None
         for field in ("metadata.name", "spec.nodeName") if info.plural == "pods" and not info.group \
                 else ("metadata.name",):
@@ -633,10 +743,11 @@ class APIServer:
             yield ev
 
     async def _watch_stream(self, w, initial, match, info) -> AsyncIterator[WatchEvent]:
+        custom = isinstance(info, CustomResourceInfo)
         for rec in initial:
             obj = rec.object
             if match is None or match(obj):
-                yield WatchEvent("ADDED", obj, rec.revision, rec.time)
+                yield WatchEvent("ADDED", self._out(info, obj) if custom else obj, rec.revision, rec.time)
         try:
             async for item in w:
                 if isinstance(item, Bookmark):
@@ -649,7 +760,7 @@ class APIServer:
                     continue
                 ev = self._filter_event(item, match)
                 if ev is not None:
-                    yield ev
+                    yield attrs.evolve(ev, object=self._out(info, ev.object)) if custom else ev
         except Compacted as e:
             yield WatchEvent("ERROR", errors.Expired(e.requested, e.compacted).status())
         finally:
@@ -711,7 +822,10 @@ class APIServer:
         rv = meta.get("resourceVersion")
         if rv and rv != str(cur.revision):
             raise errors.Conflict.of(info.plural, info.group, name)
-        return self._write_update(info, ns, name, obj, cur, subresource, ctx, dry_run, field_manager)
+        if subresource and subresource not in info.subresources and isinstance(info, CustomResourceInfo):
+            raise errors.NotFound("the server could not find the requested resource")
+        return self._out(info, self._write_update(info, ns, name, obj, cur, subresource, ctx, dry_run,
+                                                  field_manager))
 
     def _write_update(
         self,
@@ -739,14 +853,20 @@ class APIServer:
             meta["namespace"] = ns
         meta.pop("resourceVersion", None)
         obj = {**obj, "metadata": meta}
-        if info.kind == "Service" and not subresource:
+        custom = isinstance(info, CustomResourceInfo)
+        if info.kind == "Service" and not subresource and not custom:
             obj = _patch_allocated_values(obj, old)
         obj = self._default(obj)
         obj = self.admission.admit("update", info, obj, old, ctx)
-        if info.kind == "Service" and not subresource:
+        if info.kind == "Service" and not subresource and not custom:
             obj = self._service_begin(obj, old)
-        obj = strategy.prepare_for_update(obj, old, subresource)
-        self._validate(obj, old)
+        if custom:
+            from .customresources import prepare_for_update
+
+            obj = prepare_for_update(info, obj, old, subresource)
+        else:
+            obj = strategy.prepare_for_update(obj, old, subresource)
+        self._validate_for(info, obj, old)
         self.admission.validate("update", info, obj, old, ctx)
         obj = self._allocate(info, obj, old)
         obj = self._track(old, obj, ctx, field_manager, subresource)
@@ -768,6 +888,8 @@ class APIServer:
             rec = self.log.update(cur.key, obj, ctx.log_actor, expect_revision=cur.revision)
         except RevisionMismatch:
             raise errors.Conflict.of(info.plural, info.group, name) from None
+        if info.qualified == CRD_RESOURCE:
+            self._crd_controllers(name)
         return rec.object
 
     @_rng_untouched_by_dry_run
@@ -797,11 +919,26 @@ class APIServer:
         ctx = ctx or RequestContext()
         info = self._writable(self.resource(resource))
         ns = self._namespace(info, namespace) if info.namespaced else None
-        if patch_type not in PATCH_TYPES:
+        if patch_type not in PATCH_TYPES or (isinstance(info, CustomResourceInfo)
+                                             and patch_type == STRATEGIC_MERGE_PATCH):
+            from .customresources import PATCH_TYPES as CUSTOM_PATCH_TYPES
+
+            accepted = CUSTOM_PATCH_TYPES if isinstance(info, CustomResourceInfo) else PATCH_TYPES
             raise errors.UnsupportedMediaType(
                 f"the body of the request was in an unknown format - accepted media types include: "
-                f"{', '.join(PATCH_TYPES)}"
+                f"{', '.join(accepted)}"
             )
+        if isinstance(info, CustomResourceInfo):
+            if subresource and subresource not in info.subresources:
+                raise errors.NotFound("the server could not find the requested resource")
+            return self._out(info, self._patch(info, ns, name, patch, patch_type, subresource, ctx, dry_run,
+                                               field_manager, force, field_validation))
+        return self._patch(info, ns, name, patch, patch_type, subresource, ctx, dry_run, field_manager, force,
+                           field_validation)
+
+    def _patch(self, info: ResourceInfo, ns: str | None, name: str, patch: Any, patch_type: str,
+               subresource: str, ctx: RequestContext, dry_run: bool, field_manager: str | None,
+               force: bool, field_validation: str) -> dict[str, Any]:
         self._authz(ctx, "patch", info, ns, name, subresource)
         if patch_type == APPLY_PATCH:
             from .apply import server_side_apply
@@ -901,6 +1038,8 @@ class APIServer:
                 meta["finalizers"] = finalizers
             new = {**obj, "metadata": meta, "status": {**(obj.get("status") or {}), "phase": "Terminating"}}
             return new if dry_run else self._store_update(info, cur, new, ctx)
+        if info.qualified == CRD_RESOURCE and not meta.get("deletionTimestamp"):
+            return self._delete_crd(info, cur, meta, finalizers, ctx, dry_run)
         grace = strategy.graceful_delete_seconds(obj, grace_period_seconds)
         if meta.get("deletionTimestamp"):
             # already being deleted: a shorter grace period may still apply
@@ -938,9 +1077,116 @@ class APIServer:
 
     def _store_delete(self, info: ResourceInfo, cur: Record, obj: dict[str, Any], ctx: RequestContext):
         try:
-            return self.log.delete(cur.key, ctx.log_actor, expect_revision=cur.revision, obj=obj).object
+            out = self.log.delete(cur.key, ctx.log_actor, expect_revision=cur.revision, obj=obj).object
         except (RevisionMismatch, KeyNotFound):
             raise errors.Conflict.of(info.plural, info.group, _meta(obj).get("name", "")) from None
+        if isinstance(info, CustomResourceInfo) and info.terminating:
+            self._crd_controllers(info.crd)  # the last instance gone lets the CRD's finalizer finish
+        return out
+
+    # ------------------------------------------------------------------ apiextensions-apiserver
+    def _controller_ctx(self) -> RequestContext:
+        """apiextensions-apiserver's own controllers: kube-apiserver's loopback identity."""
+        from .customresources import ACTOR
+
+        return RequestContext(user=UserInfo(name="system:apiserver", groups=("system:masters",)), actor=ACTOR)
+
+    def _delete_crd(self, info: ResourceInfo, cur: Record, meta: dict[str, Any], finalizers: list[str],
+                    ctx: RequestContext, dry_run: bool) -> dict[str, Any]:
+        """DELETE of a CRD (upstream's CRD REST ``Delete``): in one update, the deletion
+        timestamp, the ``customresourcecleanup.apiextensions.k8s.io`` finalizer and a
+        ``Terminating`` condition (``InstanceDeletionPending``); then the finalizer controller
+        runs (:meth:`_crd_controllers`) and, once every instance is gone, the CRD goes."""
+        from .customresources import CLEANUP_FINALIZER, set_condition
+
+        obj = cur.object
+        if CLEANUP_FINALIZER not in finalizers:
+            finalizers.append(CLEANUP_FINALIZER)
+        meta["deletionTimestamp"] = self.timestamp()
+        meta["deletionGracePeriodSeconds"] = 0
+        meta["finalizers"] = finalizers
+        status = set_condition(dict(obj.get("status") or {}), {
+            "type": "Terminating", "status": "True", "lastTransitionTime": self.timestamp(),
+            "reason": "InstanceDeletionPending",
+            "message": "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon"})
+        new = {**obj, "metadata": meta, "status": status}
+        if dry_run:
+            return new
+        out = self._store_update(info, cur, new, ctx)
+        self._crd_controllers(meta.get("name") or "")
+        rec = self.log.get(cur.key)
+        return rec.object if rec is not None else out
+
+    def _crd_controllers(self, name: str) -> None:
+        """What apiextensions-apiserver's controllers do after a write to CRD ``name``, done at
+        once (deterministically) as :data:`~k8semu.api.customresources.ACTOR`: the naming and
+        establishing controllers' status (``acceptedNames``, ``NamesAccepted``,
+        ``Established``) for a live CRD; the finalizer controller's clean-up for one being
+        deleted (``Terminating`` ``InstanceDeletionInProgress``, every instance deleted, then
+        ``InstanceDeletionCompleted`` / ``removed all instances`` with the finalizer removed,
+        which deletes it). Instances that stay (finalizers of their own) keep the CRD
+        ``Terminating`` until the last one goes (:meth:`_store_delete` calls back)."""
+        if self._crd_hook_running:
+            return
+        self._crd_hook_running = True
+        try:
+            self._crd_reconcile(name)
+        finally:
+            self._crd_hook_running = False
+
+    def _crd_reconcile(self, name: str) -> None:
+        from . import customresources as cr
+
+        info = self.resource(CRD_RESOURCE)
+        rec = self.log.get(info.key(None, name))
+        if rec is None:
+            return
+        crd = rec.object
+        ctx = self._controller_ctx()
+        meta = _meta(crd)
+        if not meta.get("deletionTimestamp"):
+            others = [c for c in self.custom.crds() if _meta(c).get("name") != name]
+            status = cr.controlled_status(crd, others, self.timestamp())
+            if status != crd.get("status"):
+                body = {**crd, "status": status}
+                self._write_update(info, None, name, body, rec, "status", ctx, False, cr.FIELD_MANAGER)
+            return
+        if cr.CLEANUP_FINALIZER not in (meta.get("finalizers") or ()):
+            return
+        established = cr.is_established(crd)
+        if established:
+            status = cr.set_condition(dict(crd.get("status") or {}), {
+                "type": "Terminating", "status": "True", "lastTransitionTime": self.timestamp(),
+                "reason": "InstanceDeletionInProgress", "message": "CustomResource deletion is in progress"})
+            if status != crd.get("status"):
+                self._write_update(info, None, name, {**crd, "status": status}, rec, "status", ctx, False,
+                                   cr.FIELD_MANAGER)
+            targets = self.custom.for_crd(name)
+            if targets:
+                target = self.custom.storage_info(targets[0])
+                for item in self.log.range(target.prefix()):
+                    m = _meta(item.object)
+                    try:
+                        self.delete(target, m.get("name", ""), namespace=m.get("namespace"), ctx=ctx)
+                    except errors.NotFound:
+                        continue
+                if self.log.count(target.prefix()):
+                    return  # instances with finalizers: finished when the last one goes
+            cond = {"type": "Terminating", "status": "False", "lastTransitionTime": self.timestamp(),
+                    "reason": "InstanceDeletionCompleted", "message": "removed all instances"}
+        else:
+            cond = {"type": "Terminating", "status": "False", "lastTransitionTime": self.timestamp(),
+                    "reason": "NeverEstablished", "message": "resource was never established"}
+        rec = self.log.get(info.key(None, name))
+        if rec is None:
+            return
+        crd = rec.object
+        meta = dict(_meta(crd))
+        meta["finalizers"] = [f for f in meta.get("finalizers") or () if f != cr.CLEANUP_FINALIZER]
+        if not meta["finalizers"]:
+            meta.pop("finalizers")
+        body = {**crd, "metadata": meta, "status": cr.set_condition(dict(crd.get("status") or {}), cond)}
+        self._write_update(info, None, name, body, rec, "status", ctx, False, cr.FIELD_MANAGER)
 
     def delete_collection(
         self,
@@ -1108,6 +1354,10 @@ class APIServer:
             raise errors.NotFound("the server could not find the requested resource")
         ns = self._namespace(info, namespace)
         self._authz(ctx, "get", info, ns, name, "scale")
+        if isinstance(info, CustomResourceInfo):
+            from .customresources import scale_of
+
+            return scale_of(info, self._current(info, ns, name).object)
         return _scale_of(self._current(info, ns, name).object)
 
     def update_scale(self, resource: ResourceRef, name: str, replicas: int, *,
@@ -1123,6 +1373,15 @@ class APIServer:
         for _ in range(5):
             cur = self._current(info, ns, name)
             obj = cur.object
+            if isinstance(info, CustomResourceInfo):
+                from .customresources import scale_of, with_spec_replicas
+
+                new = with_spec_replicas(info, obj, replicas)
+                try:
+                    return scale_of(info, self._write_update(info, ns, name, new, cur, "scale", ctx, dry_run,
+                                                             field_manager))
+                except errors.Conflict:
+                    continue
             new = {**obj, "spec": {**(obj.get("spec") or {}), "replicas": replicas}}
             try:
                 out = self._write_update(info, ns, name, new, cur, "scale", ctx, dry_run, field_manager)

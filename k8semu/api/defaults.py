@@ -646,6 +646,15 @@ _BY_KIND = {
 }
 
 
+def _default_crd(obj: dict[str, Any]) -> None:
+    from .customresources import default_crd
+
+    default_crd(obj)
+
+
+_BY_KIND[("apiextensions.k8s.io/v1", "CustomResourceDefinition")] = _default_crd
+
+
 def apply_defaults(obj: dict[str, Any]) -> dict[str, Any]:
     """Return a defaulted deep copy of ``obj`` (a wire-form object dict).
 

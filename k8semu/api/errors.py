@@ -239,6 +239,7 @@ class FieldError:
         "FieldValueDuplicate": "Duplicate value",
         "FieldValueForbidden": "Forbidden",
         "FieldValueTooLong": "Too long",
+        "FieldValueTooMany": "Too many",
         "FieldValueTypeInvalid": "Invalid value",
     }
 

@@ -681,8 +681,10 @@ def load_manifests(path: str | Path, recursive: bool = False, text: str | None =
     return load_text(_read_file(Path(p)), p)
 
 
-def resource_for(doc: ManifestDoc) -> ResourceInfo:
+def resource_for(doc: ManifestDoc, api: Any = None) -> ResourceInfo:
     """The served resource for a loaded doc (``apps/v1`` ``Deployment`` -> deployments).
+
+    With ``api`` (an APIServer), a kind one of its CRDs defines resolves too.
 
     Raises:
         ManifestError: the doc's own error if it has one; otherwise kubectl's
@@ -696,6 +698,8 @@ def resource_for(doc: ManifestDoc) -> ResourceInfo:
         raise doc.error
     obj = doc.obj or {}
     try:
+        if api is not None:
+            return api.resource_for_kind(obj["apiVersion"], obj["kind"])
         return by_kind(obj["apiVersion"], obj["kind"])
     except NoKindMatch as exc:
         meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}

@@ -4,7 +4,8 @@ One table, :data:`RESOURCES`, is the single home of "what kinds exist": the
 registry, discovery, RBAC, the manifest reader and the CLI all look kinds up
 here. It mirrors what a v1.3x kube-apiserver serves for these kinds (group,
 preferred version, plural, namespaced or not, short names, categories,
-subresources).
+subresources). The custom resources a cluster's CRDs define are not here: each API server
+keeps its own registry of them (:mod:`k8semu.api.customresources`), consulted after this table.
 """
 
 from __future__ import annotations
@@ -133,6 +134,10 @@ RESOURCES: tuple[ResourceInfo, ...] = (
     _R("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", True),
     _R("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", False),
     _R("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", False),
+    # apiextensions-apiserver's CRDs; the custom resources they define are served from
+    # each API server's own registry (k8semu.api.customresources), not from this table
+    _R("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", False,
+       ("crd", "crds"), ("api-extensions",), ("status",)),
 )
 
 # Group-versions that also serve an existing kind under another version (autoscaling/v1

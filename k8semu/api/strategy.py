@@ -26,7 +26,7 @@ __all__ = ["tracks_generation", "has_status", "prepare_for_create", "prepare_for
 _GENERATION_KINDS = frozenset({
     "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob",
     "ReplicationController", "HorizontalPodAutoscaler", "PodDisruptionBudget",
-    "NetworkPolicy", "Ingress", "PriorityClass", "Pod",
+    "NetworkPolicy", "Ingress", "PriorityClass", "Pod", "CustomResourceDefinition",
 })
 
 # Kinds whose status is a subresource (main-resource writes keep the old status).
@@ -34,7 +34,7 @@ _STATUS_KINDS = frozenset({
     "Pod", "Node", "Service", "Namespace", "Deployment", "ReplicaSet", "StatefulSet",
     "DaemonSet", "Job", "CronJob", "ReplicationController", "HorizontalPodAutoscaler",
     "PodDisruptionBudget", "ResourceQuota", "PersistentVolume", "PersistentVolumeClaim",
-    "Ingress",
+    "Ingress", "CustomResourceDefinition",
 })
 
 # What a new object's reset status encodes to: the integer fields of these status
@@ -139,6 +139,13 @@ def prepare_for_update(obj: dict[str, Any], old: dict[str, Any], subresource: st
         out["metadata"] = dict(old_meta)
         if "managedFields" in meta:
             out["metadata"]["managedFields"] = meta["managedFields"]
+        if kind == "CustomResourceDefinition":
+            # the CRD status strategy resets labels, annotations, owners and generation only:
+            # the finalizer controller removes its finalizer through /status
+            if meta.get("finalizers"):
+                out["metadata"]["finalizers"] = meta["finalizers"]
+            else:
+                out["metadata"].pop("finalizers", None)
         return out
     if has_status(kind) and "status" in old:
         obj["status"] = old["status"]

@@ -1222,6 +1222,7 @@ _PRINTERS: dict[tuple[str, str], _Printer] = {
     ("rbac.authorization.k8s.io", "ClusterRole"): _DEFAULT,
     ("rbac.authorization.k8s.io", "RoleBinding"): _binding_printer("roleBinding"),
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): _binding_printer("clusterRoleBinding"),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): _DEFAULT,
 }
 
 
@@ -1232,6 +1233,15 @@ def _resolve(kind: str) -> ResourceInfo | None:
             return r
     found = lookup(kind)
     return found[0] if found else None
+
+
+def _custom_printer(info: Any) -> _Printer:
+    """A custom resource's printer: ``Name``, its ``additionalPrinterColumns`` (or ``Age``)."""
+    from .customresources import printer_columns, table_cells
+
+    cols = tuple(Column(c["name"], c["type"], c["format"], c["description"], c["priority"])
+                 for c in printer_columns(info))
+    return _Printer(cols, lambda o, now: table_cells(info, o, now))
 
 
 def _printer_for(kind: str) -> _Printer:
@@ -1278,6 +1288,7 @@ def table_for(
     *,
     include_object: str = "Metadata",
     list_meta: Mapping[str, Any] | None = None,
+    info: ResourceInfo | None = None,
 ) -> dict[str, Any]:
     """The ``meta.k8s.io/v1`` Table kube-apiserver returns for a list (or a single GET) of ``kind``.
 
@@ -1294,6 +1305,9 @@ def table_for(
             (``object: null``). ``""`` means ``Metadata``.
         list_meta: the list's ``metadata``; ``resourceVersion``, ``continue`` and
             ``remainingItemCount`` are copied into the Table's ``metadata``.
+        info: the resource, when it is a custom one
+            (:class:`~k8semu.api.customresources.CustomResourceInfo`): its CRD's
+            ``additionalPrinterColumns`` decide the columns.
 
     Returns:
         ``{"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {...},
@@ -1308,7 +1322,7 @@ def table_for(
     if include_object not in _INCLUDE_OBJECT:
         raise BadRequest(f'includeObject: Invalid value: "{include_object}": '
                          "must be 'Metadata', 'Object', 'None', or empty")
-    printer = _printer_for(kind)
+    printer = _custom_printer(info) if getattr(info, "crd", "") else _printer_for(kind)
     t = as_datetime(now)
     rows = []
     for obj in objects:

@@ -82,19 +82,20 @@ class Target:
     obj: dict[str, Any] | None = None
 
 
-def resource_type(text: str) -> ResourceInfo:
-    """What a user typed as a type (``deploy``, ``deployments.apps``, ``no``).
+def resource_type(text: str, api: Any = None) -> ResourceInfo:
+    """What a user typed as a type (``deploy``, ``deployments.apps``, ``no``; with ``api``, an
+    APIServer, also its custom resources: ``ct``, ``crontabs.stable.example.com``).
 
     Raises:
         TargetError: ``the server doesn't have a resource type "foo"``.
     """
-    found = lookup(text)
+    found = lookup(text) or (api.custom.lookup(text) if api is not None and hasattr(api, "custom") else [])
     if not found:
         raise TargetError(f'the server doesn\'t have a resource type "{text}"')
     return found[0]
 
 
-def split_type_name(text: str) -> tuple[ResourceInfo, str]:
+def split_type_name(text: str, api: Any = None) -> tuple[ResourceInfo, str]:
     """``deployment/web`` -> (deployments, ``web``).
 
     Raises:
@@ -104,7 +105,7 @@ def split_type_name(text: str) -> tuple[ResourceInfo, str]:
     kind, _, name = text.partition("/")
     if not kind or not name or "/" in name:
         raise TargetError("arguments in resource/name form must have a single resource and name")
-    return resource_type(kind), name
+    return resource_type(kind, api), name
 
 
 def namespace_of(args: argparse.Namespace) -> str:
@@ -157,7 +158,7 @@ def resolve(
         if positional:
             raise TargetError("when paths, URLs, or stdin is provided as input, you may not specify "
                               "resource arguments as well")
-        return _from_files(filenames, recursive, namespace, validation)
+        return _from_files(filenames, recursive, namespace, validation, api)
     if not positional:
         raise TargetError(_NO_RESOURCES)
     if any("/" in a for a in positional):
@@ -169,10 +170,10 @@ def resolve(
         for a in positional:
             if "/" not in a:
                 raise TargetError(_COMBINED)
-            info, name = split_type_name(a)
+            info, name = split_type_name(a, api)
             out.append(Target(info, _scoped(info, ns), name))
         return out
-    infos = [resource_type(t) for t in positional[0].split(",") if t]
+    infos = [resource_type(t, api) for t in positional[0].split(",") if t]
     names = positional[1:]
     if names:
         if selector or select_all:
@@ -192,7 +193,7 @@ def resolve(
 
 
 def _from_files(filenames: list[str], recursive: bool, namespace: str | None,
-                validation: str = "Ignore") -> list[Target]:
+                validation: str = "Ignore", api: Any = None) -> list[Target]:
     out = []
     for f in filenames:
         try:
@@ -201,7 +202,7 @@ def _from_files(filenames: list[str], recursive: bool, namespace: str | None,
             raise TargetError(str(e)) from None
         for doc in docs:
             try:
-                info = resource_for(doc)
+                info = resource_for(doc, api if hasattr(api, "custom") else None)
             except ManifestError as e:  # kubectl's second line too: "ensure CRDs are installed first"
                 raise TargetError(f"{e}\n{e.hint}" if e.hint else str(e)) from None
             obj = doc.obj or {}

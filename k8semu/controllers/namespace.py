@@ -4,8 +4,8 @@
 A namespace with a ``deletionTimestamp`` (phase ``Terminating``) that still
 has the ``kubernetes`` finalizer in ``spec.finalizers`` is emptied:
 
-1. every namespaced resource served (:data:`~k8semu.api.resources.RESOURCES`)
-   is deleted with Background propagation — DELETECOLLECTION where the
+1. every namespaced resource served (:data:`~k8semu.api.resources.RESOURCES`, and the
+   custom resources of the server's CRDs) is deleted with Background propagation — DELETECOLLECTION where the
    resource serves it, else list + delete each;
 2. what is left is counted; pods still terminating give an *estimate* (their
    longest ``terminationGracePeriodSeconds``, zero once that much time has
@@ -153,7 +153,11 @@ class NamespaceController(Component):
         await self.run_workers(self.work, self.sync)
 
     def _deletable(self) -> list[ResourceInfo]:
-        return [r for r in RESOURCES if r.namespaced and "delete" in r.verbs and "list" in r.verbs]
+        """Every namespaced resource served: the built-in kinds, then the custom resources of
+        the server's CRDs (upstream discovers them too)."""
+        custom = getattr(self.api, "custom", None)
+        extra = [r for r in custom.preferred() if r.namespaced] if custom is not None else []
+        return [r for r in RESOURCES if r.namespaced and "delete" in r.verbs and "list" in r.verbs] + extra
 
     def sync(self, name: str) -> None:
         """Empty and finalize the namespace ``name`` if it is being deleted.

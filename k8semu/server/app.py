@@ -359,14 +359,14 @@ class APIApp:
                 rest[2] in ("pods", "services") and rest[4] == "proxy":
             return await self._proxy(req, ctx, rest[1], rest[2], rest[3], send)
         if len(rest) >= 3 and rest[0] == "namespaces":
-            info = by_resource(group, rest[2])
+            info = self._served(group, version, rest[2])
             if info is not None and info.namespaced:
                 ns, rest = rest[1], rest[2:]
             else:
                 ns = None
         else:
             ns = None
-        info = by_resource(group, rest[0])
+        info = self._served(group, version, rest[0])
         if info is None or info.version != version or len(rest) > 3:
             raise _not_found()
         name = rest[1] if len(rest) > 1 else None
@@ -378,6 +378,20 @@ class APIApp:
         if sub and sub not in info.subresources:
             raise _not_found()
         await self._resource(req, ctx, info, ns, name, sub, receive, send)
+
+    def _served(self, group: str, version: str, plural: str) -> ResourceInfo | None:
+        """The resource a REST path names: the static table's, else one of the server's
+        custom resources in that version."""
+        info = by_resource(group, plural)
+        if info is not None and info.version == version:
+            return info
+        custom = self._custom_infos()
+        found = next((r for r in custom if (r.group, r.plural, r.version) == (group, plural, version)), None)
+        return found or info
+
+    def _custom_infos(self) -> list[ResourceInfo]:
+        registry = getattr(self.api, "custom", None)
+        return list(registry.infos()) if registry is not None else []
 
     async def _nonresource(self, req: _Request, path: str, parts: list[str], send: Send) -> None:
         if req.method not in ("GET", "HEAD"):
@@ -397,29 +411,30 @@ class APIApp:
             ver = _aggregated_version(req.headers.get("accept", ""))
             if ver:
                 return await _send_json(
-                    send, 200, discovery.aggregated(path == "/api", ver),
+                    send, 200, discovery.aggregated_with(path == "/api", ver, self._custom_infos()),
                     content_type=f"application/json;g=apidiscovery.k8s.io;v={ver};as=APIGroupDiscoveryList")
             if path == "/api":
                 return await _send_json(send, 200, discovery.api_versions(self.server_address))
-            return await _send_json(send, 200, discovery.api_group_list())
+            return await _send_json(send, 200, discovery.api_group_list_with(self._custom_infos()))
         if parts[0] == "api" and len(parts) == 2:
             doc = discovery.resource_list("", parts[1])
         elif parts[0] == "apis" and len(parts) == 2:
-            doc = discovery.api_group(parts[1])
+            doc = discovery.api_group_with(parts[1], self._custom_infos())
         elif parts[0] == "apis" and len(parts) == 3:
-            doc = discovery.resource_list(parts[1], parts[2])
+            doc = discovery.resource_list_with(parts[1], parts[2], self._custom_infos())
         elif path == "/openapi/v2":
             protobuf = "protobuf" in req.headers.get("accept", "")
             return await _send(send, 200, openapi.v2_document(protobuf, VERSION_INFO["gitVersion"]),
                                openapi.OPENAPI_V2_PROTOBUF if protobuf else "application/json")
         elif path == "/openapi/v3":
-            doc = openapi.index()
+            doc = openapi.index_with(self._custom_infos())
         elif parts[:2] == ["openapi", "v3"] and len(parts) >= 4:
             gv = parts[2:]
             if gv[0] == "api" and len(gv) == 2:
                 got = openapi.document_bytes("", gv[1])
             elif gv[0] == "apis" and len(gv) == 3:
-                got = openapi.document_bytes(gv[1], gv[2])
+                got = openapi.document_bytes(gv[1], gv[2]) or \
+                    openapi.custom_document_bytes(gv[1], gv[2], self._custom_infos())
             else:
                 got = None
             if got is None:
@@ -737,7 +752,7 @@ class APIApp:
         from ..api.tables import table_for
 
         t = table_for(items, info.qualified, self._now(), include_object=req.query.get("includeObject", ""),
-                      list_meta=list_meta)
+                      list_meta=list_meta, info=info)
         if not columns:
             t = {k: v for k, v in t.items() if k != "columnDefinitions"}
         return t

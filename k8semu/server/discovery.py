@@ -19,13 +19,17 @@ Both also list the groups answered by their own modules, not stored
 (:mod:`.metrics`, metrics-server's API, last, as an aggregated group), which
 ``kubectl top`` looks for.
 
-Everything here is a pure function of the resource table; results are cached.
+Everything here is a pure function of the resource table; results are cached. Custom
+resources (a cluster's CRDs, :mod:`k8semu.api.customresources`) are added per request by the
+``*_with`` functions, which take the server's :class:`CustomResourceInfo` list: their groups
+come after the built-in ones (upstream's CRD groups have APIService priority 1000, below every
+built-in group but above metrics-server's 100), each group's versions in version priority.
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, Iterable
 
 from ..api.resources import RESOURCES, ResourceInfo
 from . import metrics, reviews
@@ -38,6 +42,10 @@ __all__ = [
     "api_group",
     "resource_list",
     "SUBRESOURCE_KINDS",
+    "aggregated_with",
+    "api_group_list_with",
+    "api_group_with",
+    "resource_list_with",
 ]
 
 #: Groups answered by their own modules: (group, version, resources, whether the resources have
@@ -87,6 +95,93 @@ def _sub_kind(r: ResourceInfo, sub: str) -> tuple[dict[str, str], list[str]]:
     return {"group": g, "version": v, "kind": k}, list(verbs)
 
 
+def _aggregated_entry(r: ResourceInfo) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "resource": r.plural,
+        "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
+        "scope": "Namespaced" if r.namespaced else "Cluster",
+        "singularResource": r.singular,
+        "verbs": sorted(r.verbs),
+    }
+    if r.short_names:
+        entry["shortNames"] = list(r.short_names)
+    if r.categories:
+        entry["categories"] = list(r.categories)
+    subs = []
+    for sub in r.subresources:
+        kind, verbs = _sub_kind(r, sub)
+        subs.append({"subresource": sub, "responseKind": kind, "verbs": verbs})
+    if subs:
+        entry["subresources"] = subs
+    return entry
+
+
+def _custom_group_versions(custom: Iterable[ResourceInfo]) -> dict[str, list[str]]:
+    """group -> its served versions in priority order (groups in first-seen order)."""
+    from ..api.customresources import version_sort_key
+
+    out: dict[str, list[str]] = {}
+    for r in custom:
+        vs = out.setdefault(r.group, [])
+        if r.version not in vs:
+            vs.append(r.version)
+    return {g: sorted(vs, key=version_sort_key) for g, vs in out.items()}
+
+
+def aggregated_with(core: bool, version: str, custom: list[ResourceInfo]) -> dict[str, Any]:
+    """:func:`aggregated` plus the custom resources' groups (before metrics-server's)."""
+    doc = aggregated(core, version)
+    if core or not custom:
+        return doc
+    items = list(doc["items"])
+    at = next((i for i, it in enumerate(items) if it["metadata"]["name"] == metrics.GROUP), len(items))
+    extra = []
+    for group, versions in _custom_group_versions(custom).items():
+        vs = [{"version": v, "resources": [_aggregated_entry(r) for r in custom
+                                           if r.group == group and r.version == v],
+               "freshness": "Current"} for v in versions]
+        extra.append({"metadata": {"name": group, "creationTimestamp": None}, "versions": vs})
+    return {**doc, "items": items[:at] + extra + items[at:]}
+
+
+def api_group_with(group: str, custom: list[ResourceInfo]) -> dict[str, Any] | None:
+    """:func:`api_group`, or a custom resources' group."""
+    doc = api_group(group)
+    if doc is not None:
+        return doc
+    versions = _custom_group_versions(custom).get(group)
+    if not versions:
+        return None
+    vs = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
+    return {"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": vs, "preferredVersion": vs[0]}
+
+
+def api_group_list_with(custom: list[ResourceInfo]) -> dict[str, Any]:
+    """:func:`api_group_list` plus the custom resources' groups (before metrics-server's)."""
+    doc = api_group_list()
+    if not custom:
+        return doc
+    groups = list(doc["groups"])
+    at = next((i for i, g in enumerate(groups) if g["name"] == metrics.GROUP), len(groups))
+    extra = []
+    for group in _custom_group_versions(custom):
+        g = api_group_with(group, custom)
+        extra.append({k: g[k] for k in ("name", "versions", "preferredVersion")})
+    return {**doc, "groups": groups[:at] + extra + groups[at:]}
+
+
+def resource_list_with(group: str, version: str, custom: list[ResourceInfo]) -> dict[str, Any] | None:
+    """:func:`resource_list`, or a custom resources' group-version."""
+    doc = resource_list(group, version)
+    if doc is not None:
+        return doc
+    rs = [r for r in custom if r.group == group and r.version == version]
+    if not rs:
+        return None
+    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": f"{group}/{version}",
+            "resources": [e for r in rs for e in _legacy_entries(r)]}
+
+
 @functools.cache
 def aggregated(core: bool, version: str = "v2") -> dict[str, Any]:
     """The ``APIGroupDiscoveryList`` for ``/api`` (``core=True``) or ``/apis``.
@@ -101,26 +196,7 @@ def aggregated(core: bool, version: str = "v2") -> dict[str, Any]:
         for g, v in group_versions():
             if g != group:
                 continue
-            resources = []
-            for r in _resources_of(g, v):
-                entry: dict[str, Any] = {
-                    "resource": r.plural,
-                    "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
-                    "scope": "Namespaced" if r.namespaced else "Cluster",
-                    "singularResource": r.singular,
-                    "verbs": sorted(r.verbs),
-                }
-                if r.short_names:
-                    entry["shortNames"] = list(r.short_names)
-                if r.categories:
-                    entry["categories"] = list(r.categories)
-                subs = []
-                for sub in r.subresources:
-                    kind, verbs = _sub_kind(r, sub)
-                    subs.append({"subresource": sub, "responseKind": kind, "verbs": verbs})
-                if subs:
-                    entry["subresources"] = subs
-                resources.append(entry)
+            resources = [_aggregated_entry(r) for r in _resources_of(g, v)]
             versions.append({"version": v, "resources": resources, "freshness": "Current"})
         items.append({"metadata": {"name": group, "creationTimestamp": None}, "versions": versions})
     if not core:
@@ -187,27 +263,32 @@ def resource_list(group: str, version: str) -> dict[str, Any] | None:
     rs = _resources_of(group, version)
     if not rs:
         return None
-    out = []
-    for r in rs:
-        entry: dict[str, Any] = {
-            "name": r.plural,
-            "singularName": r.singular,
-            "namespaced": r.namespaced,
-            "kind": r.kind,
-            "verbs": sorted(r.verbs),
-        }
-        if r.short_names:
-            entry["shortNames"] = list(r.short_names)
-        if r.categories:
-            entry["categories"] = list(r.categories)
-        out.append(entry)
-        for sub in r.subresources:
-            kind, verbs = _sub_kind(r, sub)
-            s: dict[str, Any] = {"name": f"{r.plural}/{sub}", "singularName": "", "namespaced": r.namespaced}
-            if (kind["group"], kind["version"]) != (r.group, r.version):
-                s["group"], s["version"] = kind["group"], kind["version"]
-            s["kind"] = kind["kind"]
-            s["verbs"] = verbs
-            out.append(s)
+    out = [e for r in rs for e in _legacy_entries(r)]
     gv = f"{group}/{version}" if group else version
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": out}
+
+
+def _legacy_entries(r: ResourceInfo) -> list[dict[str, Any]]:
+    """A resource's ``APIResource`` entries: itself, then each subresource."""
+    out = []
+    entry: dict[str, Any] = {
+        "name": r.plural,
+        "singularName": r.singular,
+        "namespaced": r.namespaced,
+        "kind": r.kind,
+        "verbs": sorted(r.verbs),
+    }
+    if r.short_names:
+        entry["shortNames"] = list(r.short_names)
+    if r.categories:
+        entry["categories"] = list(r.categories)
+    out.append(entry)
+    for sub in r.subresources:
+        kind, verbs = _sub_kind(r, sub)
+        s: dict[str, Any] = {"name": f"{r.plural}/{sub}", "singularName": "", "namespaced": r.namespaced}
+        if (kind["group"], kind["version"]) != (r.group, r.version):
+            s["group"], s["version"] = kind["group"], kind["version"]
+        s["kind"] = kind["kind"]
+        s["verbs"] = verbs
+        out.append(s)
+    return out

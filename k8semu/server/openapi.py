@@ -77,6 +77,8 @@ def _package(cls: type, group: str, version: str) -> str:
     mod = sys.modules[cls.__module__].__name__.rsplit(".", 1)[-1]
     if mod == "meta":
         return _META
+    if mod == "apiextensions":
+        return sys.modules[cls.__module__].GO_PACKAGE
     if mod in ("core", "apps", "batch", "autoscaling", "rbac"):
         pkg = getattr(sys.modules[cls.__module__], "GO_PACKAGE", "v1")
         return f"io.k8s.api.{mod}.{pkg}"
@@ -259,6 +261,77 @@ def index() -> dict[str, Any]:
     for g, v in group_versions():
         key = gv_path(g, v)
         _, h = document_bytes(g, v)
+        paths[key] = {"serverRelativeURL": f"/openapi/v3/{key}?hash={h}"}
+    return {"paths": paths}
+
+
+def custom_document(group: str, version: str, custom: list[ResourceInfo]) -> dict[str, Any] | None:
+    """The OpenAPI 3.0 document of a custom resources' group-version (None if none is
+    served there): each kind's schema is its CRD's ``openAPIV3Schema`` (named as upstream,
+    ``com.example.stable.v1.CronTab``) with ``metadata`` referring to ObjectMeta, and the
+    usual paths (every ``patch`` declares ``fieldValidation``, so kubectl leaves validation to
+    the server). Not cached: CRDs change."""
+    from ..api.customresources import openapi_schema, schema_name
+    from ..api.schema.meta import ObjectMeta
+
+    rs = [r for r in custom if (r.group, r.version) == (group, version)]
+    if not rs:
+        return None
+    b = _Builder()
+    b.ref(ObjectMeta, "", "v1")
+    paths: dict[str, Any] = {}
+    for r in rs:
+        name = schema_name(r)
+        b.schemas[name] = openapi_schema(r)
+        b.schemas[schema_name(r, r.list_kind)] = {
+            "type": "object", "required": ["items"],
+            "properties": {"apiVersion": {"type": "string"}, "kind": {"type": "string"},
+                           "items": {"type": "array", "items": {"$ref": f"#/components/schemas/{name}"}},
+                           "metadata": {"type": "object"}},
+            "x-kubernetes-group-version-kind": [{"group": r.group, "version": r.version, "kind": r.list_kind}]}
+        cls_paths = _paths(r, b)
+        ref = f"#/components/schemas/{name}"
+        for item in cls_paths.values():
+            for op in item.values():
+                if isinstance(op, dict) and "responses" in op:
+                    if op["x-kubernetes-group-version-kind"]["kind"] == r.kind:
+                        op["responses"]["200"]["content"]["application/json"]["schema"]["$ref"] = ref
+                        for body in (op.get("requestBody") or {}).get("content", {}).values():
+                            body["schema"]["$ref"] = ref
+                    if op["x-kubernetes-action"] == "patch":
+                        op["requestBody"]["content"].pop("application/strategic-merge-patch+json", None)
+        paths.update(cls_paths)
+    status = f"{_META}.Status"
+    b.schemas.setdefault(status, {"type": "object", "properties": {
+        "kind": {"type": "string"}, "apiVersion": {"type": "string"}, "status": {"type": "string"},
+        "message": {"type": "string"}, "reason": {"type": "string"}, "code": {"type": "integer", "format": "int32"}},
+        "x-kubernetes-group-version-kind": [{"group": "", "version": "v1", "kind": "Status"}]})
+    return {
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes CRD Swagger", "version": "v0.1.0"},
+        "paths": paths,
+        "components": {"schemas": dict(sorted(b.schemas.items()))},
+    }
+
+
+def custom_document_bytes(group: str, version: str, custom: list[ResourceInfo]) -> tuple[bytes, str] | None:
+    """``(JSON bytes, content hash)`` of :func:`custom_document` (None if not served)."""
+    doc = custom_document(group, version, custom)
+    if doc is None:
+        return None
+    data = orjson.dumps(doc)
+    return data, hashlib.sha512(data).hexdigest().upper()
+
+
+def index_with(custom: list[ResourceInfo]) -> dict[str, Any]:
+    """:func:`index` plus the custom resources' group-versions."""
+    doc = index()
+    if not custom:
+        return doc
+    paths = dict(doc["paths"])
+    for g, v in dict.fromkeys((r.group, r.version) for r in custom):
+        key = gv_path(g, v)
+        _, h = custom_document_bytes(g, v, custom)
         paths[key] = {"serverRelativeURL": f"/openapi/v3/{key}?hash={h}"}
     return {"paths": paths}
 

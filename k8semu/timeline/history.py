@@ -140,8 +140,9 @@ def _leaves(op: str, path: str, value: Any, expand: bool, out: list[Change]) -> 
     out.append(Change(op, path, value if op == "-" else None, value if op == "+" else None))
 
 
-def object_key(ref: str, namespace: str | None = "default") -> tuple[ResourceInfo, str]:
-    """``deployment/web`` (kubectl's ``TYPE/NAME``, any alias) -> (resource, etcd key).
+def object_key(ref: str, namespace: str | None = "default", api: Any = None) -> tuple[ResourceInfo, str]:
+    """``deployment/web`` (kubectl's ``TYPE/NAME``, any alias) -> (resource, etcd key); with
+    ``api`` (an APIServer), the custom resources of its CRDs resolve too (``ct/nightly``).
 
     Raises:
         ValueError: not ``TYPE/NAME``, or an unknown type
@@ -150,7 +151,7 @@ def object_key(ref: str, namespace: str | None = "default") -> tuple[ResourceInf
     if "/" not in ref:
         raise ValueError(f'"{ref}": expected TYPE/NAME, e.g. deployment/web')
     kind, name = ref.split("/", 1)
-    found = lookup(kind)
+    found = lookup(kind) or (api.custom.lookup(kind) if api is not None and hasattr(api, "custom") else [])
     if not found or not name:
         raise ValueError(f'the server doesn\'t have a resource type "{kind}"')
     info = found[0]

@@ -286,11 +286,15 @@ _SERVER_SET = ("uid", "creationTimestamp", "resourceVersion", "generation", "man
                "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink")
 
 
-def _info_of(key: str):
+def _info_of(key: str, api: Any = None):
+    """The resource of a store key; with ``api``, a custom resource of its CRDs too (in its
+    storage version)."""
     from ..api.resources import lookup
 
     res = key.split("/")[2]
     found = [i for i in lookup(res) if i.qualified == res]
+    if not found and api is not None and hasattr(api, "custom"):
+        found = [api.custom.storage_info(i) for i in api.custom.lookup(res) if i.qualified == res]
     if not found:
         raise ReplayError(f"{key}: unknown resource {res!r}")
     return found[0]
@@ -399,7 +403,7 @@ def reissue(api: Any, rec: Record, prev: Record | None) -> None:
     Raises:
         StatusError: the API refused it; ReplayError: an unknown resource.
     """
-    info = _info_of(rec.key)
+    info = _info_of(rec.key, api)
     obj = rec.object
     meta = obj.get("metadata") or {}
     parts = rec.key.split("/")

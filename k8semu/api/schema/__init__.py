@@ -5,7 +5,8 @@ One frozen, slotted attrs class per upstream Go type (same names: ``Deployment``
 names and patch tags in attribute metadata (see :mod:`.fields`). Modules follow
 API groups: :mod:`.meta`, :mod:`.core`, :mod:`.apps`, :mod:`.batch`,
 :mod:`.autoscaling`, :mod:`.networking` (with discovery), :mod:`.rbac`,
-:mod:`.other` (events, coordination, scheduling, storage, policy, Scale).
+:mod:`.other` (events, coordination, scheduling, storage, policy, Scale),
+:mod:`.apiextensions` (CustomResourceDefinition).
 :mod:`.convert` holds the converter and the strict decoder.
 
 Typical use::

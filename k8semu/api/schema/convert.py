@@ -36,7 +36,7 @@ import attrs
 import cattrs
 
 from ..errors import BadRequest
-from . import apps, autoscaling, batch, core, meta, networking, other, rbac
+from . import apiextensions, apps, autoscaling, batch, core, meta, networking, other, rbac
 from .fields import (
     Bytes,
     Int32,
@@ -71,6 +71,7 @@ KINDS: dict[str, type] = {
     **networking.KINDS,
     **rbac.KINDS,
     **other.KINDS,
+    **apiextensions.KINDS,
 }
 
 # class -> its first kind key (DeleteOptions is served under two), for error wording.

@@ -35,7 +35,7 @@ import time
 from typing import Any
 
 from ...api import errors
-from ...api.apiserver import APPLY_PATCH, STRATEGIC_MERGE_PATCH
+from ...api.apiserver import APPLY_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
 from ...api.manifest import ManifestError, resource_for
 from ...api.patch import create_three_way_merge_patch
 from ..durations import parse_duration
@@ -203,8 +203,10 @@ def apply_one(api: Any, info: Any, obj: dict[str, Any], ns: str | None, *, serve
     patch = create_three_way_merge_patch(original, desired, current, f"{info.api_version}/{info.kind}")
     if not patch:
         return "unchanged"
+    # a custom resource has no patch strategy to go by: kubectl sends a JSON merge patch
+    ptype = MERGE_PATCH if getattr(info, "crd", "") else STRATEGIC_MERGE_PATCH
     try:
-        api.patch(info, name, patch, STRATEGIC_MERGE_PATCH, namespace=ns, dry_run=dry,
+        api.patch(info, name, patch, ptype, namespace=ns, dry_run=dry,
                   field_manager="kubectl-client-side-apply", field_validation=validation)
     except errors.StatusError as e:
         raise ApplyError(e, "patching", info, name, ns, patch) from e
@@ -233,6 +235,15 @@ def _read_error(arg: str, e: OSError) -> str:
     if arg != "-" and os.path.isdir(name):
         return f"error reading {_go_json(arg)}: {text}"
     return text
+
+
+def _defined_kinds(crd: dict[str, Any]) -> set[tuple[str, str]]:
+    """The (apiVersion, kind) pairs a CRD manifest serves."""
+    spec = crd.get("spec") if isinstance(crd.get("spec"), dict) else {}
+    kind = (spec.get("names") or {}).get("kind") if isinstance(spec.get("names"), dict) else None
+    group = spec.get("group")
+    return {(f"{group}/{v.get('name')}", kind) for v in spec.get("versions") or ()
+            if isinstance(v, dict) and v.get("served") and kind and group}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -265,10 +276,17 @@ def run(args: argparse.Namespace) -> int:
     # so bad input leaves the cluster file exactly as it was.
     todo: list[tuple[Any, Any, dict[str, Any], str | None]] = []
     coming: set[str] = set()  # Namespaces that documents before this one will create
+    coming_kinds: set[tuple[str, str]] = set()  # (apiVersion, kind) that CRDs before this one define
     for doc in docs:
         try:
-            info = resource_for(doc)
+            info = resource_for(doc, cluster.api)
         except ManifestError as e:
+            obj = doc.obj if isinstance(doc.obj, dict) else {}
+            if doc.error is None and (obj.get("apiVersion"), obj.get("kind")) in coming_kinds:
+                # a custom resource whose CRD an earlier document defines: resolved once that
+                # CRD is in (kubectl would need a second apply; k8semu applies in order)
+                todo.append((doc, None, obj, None))
+                continue
             print(f"error: {e}", file=sys.stderr)
             if e.hint:
                 print(e.hint, file=sys.stderr)
@@ -290,6 +308,8 @@ def run(args: argparse.Namespace) -> int:
         todo.append((doc, info, obj, ns))
         if info.kind == "Namespace" and not info.group:
             coming.add((obj.get("metadata") or {}).get("name") or "")
+        if info.kind == "CustomResourceDefinition" and info.group == "apiextensions.k8s.io":
+            coming_kinds.update(_defined_kinds(obj))
     if not todo:
         cluster.close()
         return 1
@@ -299,6 +319,17 @@ def run(args: argparse.Namespace) -> int:
         api = cluster.api
         for doc, info, obj, ns in todo:
             name = (obj.get("metadata") or {}).get("name", "")
+            if info is None:  # a custom resource of a CRD applied just before
+                try:
+                    info = resource_for(doc, api)
+                except ManifestError as e:
+                    print(f"error: {e}", file=sys.stderr)
+                    if e.hint:
+                        print(e.hint, file=sys.stderr)
+                    failed += 1
+                    continue
+                meta = obj.get("metadata") or {}
+                ns = (meta.get("namespace") or args.namespace or "default") if info.namespaced else None
             if validation == "Warn":  # the server's warnings, which kubectl prints as they arrive
                 for warning in unknown_field_warnings(obj):
                     print(f"Warning: {warning}", file=sys.stderr)

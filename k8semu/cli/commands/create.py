@@ -350,7 +350,7 @@ def run(args: argparse.Namespace) -> int:
             items.append((by_kind(obj["apiVersion"], obj["kind"]), obj, None))
         for doc in docs:
             try:
-                items.append((resource_for(doc), doc.obj, doc.source))
+                items.append((resource_for(doc, api), doc.obj, doc.source))
             except ManifestError as e:
                 failures.append(f"error: {e}")
         for info, obj, source in items:

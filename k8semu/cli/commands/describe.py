@@ -18,7 +18,7 @@ from ..describe import describe
 from ..output import die, server_error
 from ..session import open_cluster_at
 from ..targets import intermixed
-from .get import UnknownType, cluster_now, no_resources_message, parse_targets
+from .get import UnknownType, parse_targets_with_crds, cluster_now, no_resources_message, parse_targets
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -40,8 +40,13 @@ def run(args: argparse.Namespace) -> int:
                    "complete list of supported resources.")
     try:
         targets = parse_targets(args.resources)
-    except UnknownType as e:
-        return die(str(e))
+    except UnknownType as e:  # perhaps a custom resource: one of the cluster's CRDs defines it
+        try:
+            targets = parse_targets_with_crds(args)
+        except (UnknownType, ValueError):
+            targets = None
+        if targets is None:
+            return die(str(e))
     cluster = open_cluster_at(args)
     api = cluster.api
     now = cluster_now(cluster)

@@ -50,7 +50,7 @@ from ..printing import (JSONPathError, JSONPathParseError, custom_columns, go_js
 from ..session import open_cluster, run_session
 from ..targets import intermixed
 
-__all__ = ["register", "resolve_types", "parse_targets", "cluster_now", "no_resources_message",
+__all__ = ["register", "resolve_types", "parse_targets", "parse_targets_with_crds", "cluster_now", "no_resources_message",
            "ALL_CATEGORY", "UnknownType"]
 
 #: kubectl's ``all`` category, in a real kube-apiserver's discovery order, which kubectl keeps:
@@ -73,8 +73,11 @@ def cluster_now(cluster: Any) -> datetime:
     return cluster.api.epoch + timedelta(seconds=cluster.time)
 
 
-def resolve_types(text: str) -> list[ResourceInfo]:
+def resolve_types(text: str, api: Any = None) -> list[ResourceInfo]:
     """``po``, ``deploy,svc``, ``deployment.apps``, ``all`` -> resources, in order, without repeats.
+
+    With ``api`` (an APIServer), the custom resources of its CRDs are known too (``ct``,
+    ``crontabs.stable.example.com``).
 
     Raises:
         UnknownType: a name the server does not serve.
@@ -87,7 +90,7 @@ def resolve_types(text: str) -> list[ResourceInfo]:
         if part.lower() == "all":
             infos = [lookup(n)[0] for n in ALL_CATEGORY]
         else:
-            found = lookup(part)
+            found = lookup(part) or (api.custom.lookup(part) if api is not None else [])
             if not found:
                 raise UnknownType(part)
             infos = found[:1]
@@ -97,7 +100,7 @@ def resolve_types(text: str) -> list[ResourceInfo]:
     return out
 
 
-def parse_targets(args: Sequence[str]) -> list[tuple[ResourceInfo, list[str]]]:
+def parse_targets(args: Sequence[str], api: Any = None) -> list[tuple[ResourceInfo, list[str]]]:
     """kubectl's resource arguments: ``TYPE[,TYPE…] [NAME…]`` or ``TYPE/NAME …``.
 
     Returns:
@@ -117,7 +120,7 @@ def parse_targets(args: Sequence[str]) -> list[tuple[ResourceInfo, list[str]]]:
         out: list[tuple[ResourceInfo, list[str]]] = []
         for a in args:
             kind, name = a.split("/", 1)
-            info = resolve_types(kind)[0]
+            info = resolve_types(kind, api)[0]
             for existing, names in out:
                 if existing == info:
                     names.append(name)
@@ -125,8 +128,32 @@ def parse_targets(args: Sequence[str]) -> list[tuple[ResourceInfo, list[str]]]:
             else:
                 out.append((info, [name]))
         return out
-    infos = resolve_types(args[0])
+    infos = resolve_types(args[0], api)
     return [(info, list(args[1:])) for info in infos]
+
+
+def parse_targets_with_crds(args: argparse.Namespace) -> list[tuple[ResourceInfo, list[str]]] | None:
+    """:func:`parse_targets` with the custom resources of the cluster's CRDs (None: no cluster).
+
+    Raises:
+        UnknownType, ValueError: as :func:`parse_targets`.
+    """
+    from ...store import LogFormatError
+    from ..session import PathError
+
+    try:
+        cluster = open_cluster(args, read_only=True)
+    except (OSError, PathError, LogFormatError):
+        return None  # the type error comes first, as before the cluster is looked at
+    try:
+        return parse_targets(args.resources, cluster.api)
+    finally:
+        cluster.close()
+
+
+def _kind_label(info: ResourceInfo) -> str:
+    """What ``--show-kind`` prefixes names with: the resource, or a custom one's ``kind.group``."""
+    return f"{info.kind}.{info.group}" if getattr(info, "crd", "") else info.qualified
 
 
 def no_resources_message(namespace: str | None, all_namespaces: bool, namespaced: bool = True) -> str:
@@ -409,11 +436,11 @@ def print_objects(groups: list[tuple[ResourceInfo, list[dict[str, Any]]]], args:
                     items = list(sort_by([_with_type(o, info) for o in items], args.sort_by))
                 except JSONPathError as e:
                     return die(str(e))
-            table = table_for(items, info.kind, now)
+            table = table_for(items, info.kind, now, info=info)
             text = render_table(table, wide=fmt == "wide", show_labels=args.show_labels,
                                 no_headers=args.no_headers, show_kind=several or args.show_kind,
                                 with_namespace=args.all_namespaces and info.namespaced,
-                                kind=info.qualified, label_columns=args.label_columns)
+                                kind=_kind_label(info), label_columns=args.label_columns)
             if not first:
                 sys.stdout.write("\n")
             sys.stdout.write(text)
@@ -427,8 +454,13 @@ def run(args: argparse.Namespace) -> int:
                    "common resources.")
     try:
         targets = parse_targets(args.resources)
-    except UnknownType as e:
-        return die(str(e))
+    except UnknownType as e:  # perhaps a custom resource: one of the cluster's CRDs defines it
+        try:
+            targets = parse_targets_with_crds(args)
+        except (UnknownType, ValueError):
+            return die(str(e))
+        if targets is None:
+            return die(str(e))
     single = len(targets) == 1 and len(targets[0][1]) == 1
     try:
         printer, _ = resolve_output(args)
@@ -511,10 +543,10 @@ def _watch(cluster: Any, targets: list[tuple[ResourceInfo, list[str]]], args: ar
                 o = strip_managed_fields(o)
             sys.stdout.write(to_yaml(o) + "---\n" if fmt == "yaml" else to_json(o))
         else:
-            sys.stdout.write(render_table(table_for([obj], info.kind, now), wide=fmt == "wide",
+            sys.stdout.write(render_table(table_for([obj], info.kind, now, info=info), wide=fmt == "wide",
                                           show_labels=args.show_labels, no_headers=True,
                                           with_namespace=args.all_namespaces and info.namespaced,
-                                          kind=info.qualified, label_columns=args.label_columns))
+                                          kind=_kind_label(info), label_columns=args.label_columns))
         sys.stdout.flush()
 
     async def body(rt: Any) -> None:

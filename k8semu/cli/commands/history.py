@@ -32,8 +32,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from ...timeline import object_history, object_key, resolve_point
 
-    info, key = object_key(args.object, args.namespace)
-    cluster = open_cluster(args, read_only=True)
+    try:
+        info, key = object_key(args.object, args.namespace)
+        cluster = open_cluster(args, read_only=True)
+    except ValueError:  # perhaps a custom resource: its CRD is in the cluster
+        cluster = open_cluster(args, read_only=True)
+        try:
+            info, key = object_key(args.object, args.namespace, cluster.api)
+        except ValueError:
+            cluster.close()
+            raise
     try:
         log = cluster.log
 
