@@ -12,7 +12,7 @@ import copy
 
 import orjson
 import pytest
-import yaml
+from ruamel.yaml import YAML
 
 from k8semu.api import errors
 from k8semu.api.apiserver import JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APIServer, RequestContext
@@ -63,7 +63,7 @@ CRONTAB_CRD = {
 CRONTAB = {"apiVersion": "stable.example.com/v1", "kind": "CronTab", "metadata": {"name": "my-new-cron-object"},
            "spec": {"cronSpec": "* * * * */5", "image": "my-awesome-cron-image"}}
 
-WIDGET_CRD = yaml.safe_load("""
+WIDGET_CRD = YAML(typ="safe").load("""
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: widgets.example.org}
@@ -408,7 +408,7 @@ async def test_strategic_merge_patch_over_http_is_415(app):
 # ---------------------------------------------------------------------------- the k8semu CLI
 def _write(tmp_path, name, *docs):
     p = tmp_path / name
-    p.write_text("---\n".join(yaml.safe_dump(d) for d in docs))
+    p.write_text("\n---\n".join(orjson.dumps(d).decode() for d in docs) + "\n")  # JSON is YAML
     return str(p)
 
 
@@ -481,3 +481,51 @@ def test_registry_is_per_api_server():
     with pytest.raises(errors.NotFound):
         b.resource("ct")
     assert orjson.dumps(a.custom.lookup("ct")[0].api_version) == b'"stable.example.com/v1"'
+
+
+def test_the_garbage_collector_follows_owner_references_to_custom_objects(k, tmp_path):
+    # an operator's pattern: a ConfigMap owned by a CronTab goes when the CronTab goes, both for a
+    # CRD made in the session the collector runs in and for one it finds at start-up
+    rc, out, _ = k("apply", "-f", _write(tmp_path, "both.yaml", CRONTAB_CRD, CRONTAB), "-q")
+    assert rc == 0
+    for round_ in ("a", "b"):
+        c = k.api()
+        try:
+            uid = c.api.get("ct", "my-new-cron-object", namespace="default")["metadata"]["uid"]
+        finally:
+            c.close()
+        owned = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"owned-{round_}", "ownerReferences": [
+            {"apiVersion": "stable.example.com/v1", "kind": "CronTab", "name": "my-new-cron-object", "uid": uid}]}}
+        assert k("apply", "-f", _write(tmp_path, f"cm-{round_}.yaml", owned), "-q")[0] == 0
+        assert k("get", "configmap", f"owned-{round_}", "-o", "name")[1] == [f"configmap/owned-{round_}"]
+        rc, out, _ = k("delete", "ct", "my-new-cron-object")
+        assert rc == 0
+        rc, _, err = k("get", "configmap", f"owned-{round_}")
+        assert (rc, err) == (1, [f'Error from server (NotFound): configmaps "owned-{round_}" not found'])
+        assert k("apply", "-f", _write(tmp_path, "ct.yaml", CRONTAB), "-q")[0] == 0
+
+
+def test_a_crd_made_while_the_collector_runs_gets_a_monitor():
+    from k8semu.sim.cluster import Cluster
+    from k8semu.sim.components import default_factories
+    from k8semu.sim.runtime import run_cluster
+
+    cluster = Cluster.create(seed=3)
+    api = cluster.api
+
+    async def body(rt):
+        await rt.settle()
+        api.create("customresourcedefinitions", copy.deepcopy(CRONTAB_CRD))
+        await rt.settle()
+        ct = api.create("ct", copy.deepcopy(CRONTAB), namespace="default")
+        api.create("configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+            "name": "owned", "namespace": "default", "ownerReferences": [
+                {"apiVersion": "stable.example.com/v1", "kind": "CronTab", "name": ct["metadata"]["name"],
+                 "uid": ct["metadata"]["uid"]}]}})
+        await rt.settle()
+        api.delete("ct", "my-new-cron-object", namespace="default")
+        await rt.settle()
+
+    run_cluster(cluster, body, default_factories(cluster))
+    with pytest.raises(errors.NotFound):
+        api.get("configmaps", "owned", namespace="default")

@@ -1,7 +1,8 @@
 """The garbage collector (``generic-garbage-collector``), after upstream's
 ``pkg/controller/garbagecollector``.
 
-It watches every served resource (but Events) and keeps an ownerReferences
+It watches every served resource (but Events), custom resources included
+(a monitor starts when a CRD makes one served), and keeps an ownerReferences
 graph implicitly, as two indexes on each informer's cache: objects by
 ``metadata.uid`` and dependents by owner uid. Two work queues, as upstream:
 
@@ -40,6 +41,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..api import errors
+from ..api.customresources import CRD_RESOURCE
 from ..api.resources import RESOURCES, ResourceInfo, by_kind
 from ..client.component import Component
 from ..client.informer import EventHandler, Informer
@@ -106,13 +108,6 @@ def deletion_policy(obj: Obj) -> str:
     return "Background"
 
 
-def _info_for_ref(ref: Obj) -> ResourceInfo | None:
-    try:
-        return by_kind(ref.get("apiVersion") or "", ref.get("kind") or "")
-    except LookupError:
-        return None
-
-
 class GarbageCollector(Component):
     """kube-controller-manager's garbage collector (see module docstring)."""
 
@@ -121,17 +116,45 @@ class GarbageCollector(Component):
     def __init__(self, api: Any, **kwargs: Any) -> None:
         super().__init__(api, **kwargs)
         self.monitors: dict[str, Informer] = {}
-        for info in RESOURCES:
+        for info in (*RESOURCES, *self._custom()):
             if info.qualified in _IGNORED or "list" not in info.verbs or "watch" not in info.verbs:
                 continue
-            inf = self.informer(info, indexers={"uid": _uid_index, "owner": _owner_index})
-            self.monitors[info.qualified] = inf
-            inf.add_event_handler(EventHandler(
-                on_add=lambda o, i=info: self._on_add(i, o),
-                on_update=lambda old, new, i=info: self._on_update(i, old, new),
-                on_delete=lambda o, i=info: self._on_delete(i, o)))
+            self._monitor(info)
         self.attempt_to_delete = self.queue("garbage_collector_attempt_to_delete")
         self.attempt_to_orphan = self.queue("garbage_collector_attempt_to_orphan")
+        # upstream re-reads discovery to monitor the resources CRDs add; here a CRD change
+        # sets this, and main() starts monitors for what the API server now serves
+        self._crds_changed: Any = None
+        if getattr(api, "custom", None) is not None:
+            crds = self.informer(CRD_RESOURCE)
+            crds.add_event_handler(EventHandler(on_add=lambda o: self._wake(), on_update=lambda a, b: self._wake()))
+
+    def _custom(self) -> list[ResourceInfo]:
+        """The custom resources the API server serves now (their preferred versions)."""
+        custom = getattr(self.api, "custom", None)
+        return list(custom.preferred()) if custom is not None else []
+
+    def _monitor(self, info: ResourceInfo) -> Informer:
+        inf = self.informer(info, indexers={"uid": _uid_index, "owner": _owner_index})
+        self.monitors[info.qualified] = inf
+        inf.add_event_handler(EventHandler(
+            on_add=lambda o, i=info: self._on_add(i, o),
+            on_update=lambda old, new, i=info: self._on_update(i, old, new),
+            on_delete=lambda o, i=info: self._on_delete(i, o)))
+        return inf
+
+    def _wake(self) -> None:
+        if self._crds_changed is not None:
+            self._crds_changed.set()
+
+    def _info_for_ref(self, ref: Obj) -> ResourceInfo | None:
+        """The resource an ownerReference names (a built-in kind or a served custom one)."""
+        api_version, kind = ref.get("apiVersion") or "", ref.get("kind") or ""
+        try:
+            resolve = getattr(self.api, "resource_for_kind", None)
+            return resolve(api_version, kind) if resolve is not None else by_kind(api_version, kind)
+        except LookupError:
+            return None
 
     # ------------------------------------------------------------------ graph lookups
     @staticmethod
@@ -192,6 +215,20 @@ class GarbageCollector(Component):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self.run_workers, self.attempt_to_delete, self.attempt_to_delete_item)
             nursery.start_soon(self.run_workers, self.attempt_to_orphan, self.attempt_to_orphan_item)
+            if getattr(self.api, "custom", None) is not None:
+                nursery.start_soon(self._monitor_custom, nursery)
+
+    async def _monitor_custom(self, nursery: Any) -> None:
+        """Start a monitor for each custom resource a CRD change made served (never stopped:
+        a deleted CRD's instances are gone with it)."""
+        import trio
+
+        while True:
+            self._crds_changed = trio.Event()
+            for info in self._custom():
+                if info.qualified not in self.monitors:
+                    await nursery.start(self._monitor(info).run)
+            await self._crds_changed.wait()
 
     # ------------------------------------------------------------------ live reads
     def _live(self, resource: str, namespace: str, name: str) -> Obj | None:
@@ -202,7 +239,7 @@ class GarbageCollector(Component):
 
     def _live_owner(self, obj: Obj, ref: Obj) -> Obj | None | bool:
         """The owner's live state; True when its kind is unknown (treated as solid)."""
-        info = _info_for_ref(ref)
+        info = self._info_for_ref(ref)
         if info is None:
             return True
         ns = _meta(obj).get("namespace") or "" if info.namespaced else ""
