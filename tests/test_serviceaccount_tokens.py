@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import json
 
+import orjson
 import pytest
 from test_server import ADMIN, call, call_json
 
@@ -350,6 +351,19 @@ def test_a_pods_mounted_token_authenticates_until_the_pod_is_gone():
         out["whoami"] = await whoami(app, t)
         out["user"] = tokens.authenticate(app.api, t)
         out["p"] = (await call_json(app, "GET", f"{NS}/pods/reader"))[1]
+        # signed with the cluster's key: the same claims under another account do not pass
+        head, claims, sig = t.split(".")
+        forged = orjson.loads(base64.urlsafe_b64decode(claims + "=" * (-len(claims) % 4)))
+        forged["sub"] = "system:serviceaccount:kube-system:default"
+        forged["kubernetes.io"]["namespace"] = "kube-system"
+        body = base64.urlsafe_b64encode(orjson.dumps(forged)).rstrip(b"=").decode()
+        out["forged"] = tokens.authenticate(app.api, f"{head}.{body}.{sig}")
+        # nor does a token computed from the pod's spec by someone without the key
+        from k8semu.node.volumes import service_account_token
+
+        pod_now = app.api.get("pods", "reader", namespace="default")
+        src = {"path": "token", "expirationSeconds": 3607}
+        out["computed"] = tokens.authenticate(app.api, service_account_token(pod_now, src, pod_now["spec"]["nodeName"]))
         await rt.advance(7200)  # past the requested 3607 s: upstream extends kube-api-access tokens
         out["later"] = await whoami(app, t)
         await call_json(app, "DELETE", f"{NS}/pods/reader?gracePeriodSeconds=0")
@@ -365,5 +379,6 @@ def test_a_pods_mounted_token_authenticates_until_the_pod_is_gone():
     extra = dict(out["user"].extra)
     assert extra[tokens.POD_NAME_KEY] == ("reader",) and extra[tokens.POD_UID_KEY] == (out["p"]["metadata"]["uid"],)
     assert extra[tokens.NODE_NAME_KEY] == (out["p"]["spec"]["nodeName"],)
+    assert out["forged"] is None and out["computed"] is None
     assert out["later"][0] == 201
     assert out["gone"][0] == 401

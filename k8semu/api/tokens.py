@@ -45,10 +45,9 @@ token in the event log replays byte-identically. Whoever knows the seed can
 derive the key: the key protects nothing the cluster file does not already hold.
 
 The kubelet's projected token (:func:`k8semu.node.volumes.service_account_token`)
-is still made by the node with an unkeyed digest in place of a signature
-(``alg`` ``RS256``); it is accepted only when it is exactly the token that an
-existing pod's ``serviceAccountToken`` volume source yields on its node
-(recomputed from the live pod), with the same expiry and binding checks.
+is signed with the same key (:func:`token_signer`); it names its account without
+a uid (the node does not read the account) and must be bound to a pod that
+still exists, with the same expiry checks.
 
 Times: ``iat`` / ``nbf`` / ``exp`` are Unix seconds of the virtual clock (the
 cluster's epoch plus virtual seconds).
@@ -58,12 +57,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import hmac
 import itertools
 import json
 import weakref
-from typing import Any
+from typing import Any, Callable
 
 from . import errors
 from .auth import UserInfo, service_account
@@ -106,8 +106,6 @@ NODE_NAME_KEY = "authentication.kubernetes.io/node-name"
 NODE_UID_KEY = "authentication.kubernetes.io/node-uid"
 
 _GROUP, _VERSION, _KIND = "authentication.k8s.io", "v1", "TokenRequest"
-# the node's projected tokens (k8semu.node.volumes): their header's fixed kid
-_KUBELET_KID = hashlib.sha256(b"k8semu service account key").hexdigest()[:43]
 
 
 def _info(plural: str) -> ResourceInfo:
@@ -152,6 +150,14 @@ def signing_key(api: Any) -> bytes:
 
 def _kid(key: bytes) -> str:
     return _b64url(hashlib.sha256(b"kid\x00" + key).digest())
+
+
+def token_signer(api: Any) -> Callable[[Obj], str] | None:
+    """What the kubelet signs its projected tokens' claims with (:func:`sign` with ``api``'s
+    key; see :func:`k8semu.node.volumes.service_account_token`); None without an API server."""
+    if getattr(api, "log", None) is None:
+        return None
+    return functools.partial(sign, api)
 
 
 def sign(api: Any, claims: Obj) -> str:
@@ -368,8 +374,10 @@ def _ref(k8s: Obj, field: str) -> tuple[str, str] | None:
     return str(r.get("name") or ""), str(r.get("uid") or "")
 
 
-def _bound(api: Any, claims: Obj, *, kubelet_token: str = "") -> UserInfo | None:
-    """Upstream's claims validator: times, audience, the account, the bound objects."""
+def _bound(api: Any, claims: Obj) -> UserInfo | None:
+    """Upstream's claims validator: times, audience, the account, the bound objects. A token
+    the kubelet projected into a pod names its account without a uid (the node does not read
+    the account): it must be bound to a pod that still exists."""
     if not _times_ok(claims, _unix_now(api)) or not _audience_ok(claims):
         return None
     k8s = claims.get("kubernetes.io")
@@ -383,8 +391,9 @@ def _bound(api: Any, claims: Obj, *, kubelet_token: str = "") -> UserInfo | None
     if sa is None or _deleted_long_ago(sa, api):
         return None
     sa_uid = sa["metadata"].get("uid", "")
-    if kubelet_token:
-        sa_ref = (sa_ref[0], sa_uid)  # the node's tokens carry no account uid
+    kubelet = not sa_ref[1]
+    if kubelet:
+        sa_ref = (sa_ref[0], sa_uid)
     elif sa_ref[1] != sa_uid:
         return None
     extra: dict[str, tuple[str, ...]] = {}
@@ -398,10 +407,8 @@ def _bound(api: Any, claims: Obj, *, kubelet_token: str = "") -> UserInfo | None
         pod = _stored(api, "pods", ns, pod_ref[0])
         if pod is None or pod["metadata"].get("uid") != pod_ref[1] or _deleted_long_ago(pod, api):
             return None
-        if kubelet_token and not _is_mounted_token(pod, sa_ref[0], node_ref, kubelet_token):
-            return None
         extra[POD_NAME_KEY], extra[POD_UID_KEY] = (pod_ref[0],), (pod_ref[1],)
-    elif kubelet_token:
+    elif kubelet:
         return None
     if claims.get("jti"):
         extra[CREDENTIAL_ID_KEY] = (f"JTI={claims['jti']}",)
@@ -416,32 +423,14 @@ def _bound(api: Any, claims: Obj, *, kubelet_token: str = "") -> UserInfo | None
     return _user(ns, sa_ref[0], sa_uid, extra)
 
 
-def _is_mounted_token(pod: Obj, sa_name: str, node_ref: tuple[str, str] | None, token: str) -> bool:
-    """Whether ``token`` is what one of ``pod``'s ``serviceAccountToken`` volume sources holds on
-    its node (the kubelet's tokens are recomputed, as they carry no keyed signature)."""
-    from ..node.volumes import service_account_token
-
-    spec = pod.get("spec") or {}
-    if (spec.get("serviceAccountName") or "default") != sa_name:
-        return False
-    node_name = spec.get("nodeName") or ""
-    if not node_name or node_ref is None or node_ref[0] != node_name:
-        return False
-    for vol in spec.get("volumes") or []:
-        for src in (vol.get("projected") or {}).get("sources") or []:
-            tok = src.get("serviceAccountToken")
-            if tok is not None and hmac.compare_digest(service_account_token(pod, tok, node_name), token):
-                return True
-    return False
-
-
 def _kubelet_claims(claims: Obj) -> Obj:
     """The node's kube-api-access token asks for 3607 s: upstream extends it to a year (see
     :func:`create_token`); the kubelet here never refreshes it, so the extension is applied
     when the token is checked."""
     iat, exp = claims.get("iat"), claims.get("exp")
-    if isinstance(iat, int) and isinstance(exp, int) and exp - iat == WARN_ONLY_BOUND_EXPIRATION_SECONDS \
-            and _audience_ok(claims):
+    account = ((claims.get("kubernetes.io") or {}).get("serviceaccount") or {})
+    if isinstance(account, dict) and not account.get("uid") and isinstance(iat, int) and isinstance(exp, int) \
+            and exp - iat == WARN_ONLY_BOUND_EXPIRATION_SECONDS and _audience_ok(claims):
         return {**claims, "exp": iat + EXPIRATION_EXTENSION_SECONDS}
     return claims
 
@@ -487,10 +476,7 @@ def authenticate(api: Any, token: str) -> UserInfo | None:
         if iss == LEGACY_ISSUER:
             return _legacy(api, token, claims)
         if iss == ISSUER:
-            return _bound(api, claims)
-        return None
-    if header.get("alg") == "RS256" and header.get("kid") == _KUBELET_KID and iss == ISSUER:
-        return _bound(api, _kubelet_claims(claims), kubelet_token=token)
+            return _bound(api, _kubelet_claims(claims))
     return None
 
 

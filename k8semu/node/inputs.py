@@ -28,6 +28,7 @@ from typing import Any
 
 from ..api import errors
 from ..api.meta import parse_time
+from ..api.tokens import token_signer
 from . import behaviour
 from .behaviour import Mount, ResolvedEnv
 from .envvars import APISource, EnvError, Source, make_environment, pod_hostname
@@ -118,7 +119,7 @@ class _Replay:
         self.ctx = DownwardContext(
             [ip.get("ip") for ip in st.get("podIPs") or [] if ip.get("ip")] or ([st["podIP"]] if st.get("podIP") else []),
             [ip.get("ip") for ip in st.get("hostIPs") or [] if ip.get("ip")] or ([st["hostIP"]] if st.get("hostIP") else []),
-            ((node or {}).get("status") or {}).get("allocatable") or {}, node_name)
+            ((node or {}).get("status") or {}).get("allocatable") or {}, node_name, token_signer(api))
 
     def env(self, container: Mapping[str, Any]) -> ResolvedEnv | None:
         try:

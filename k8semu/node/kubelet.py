@@ -86,6 +86,7 @@ from ..api.auth import node as node_user
 from ..api.meta import format_micro_time, parse_time
 from ..api.pods import qos_class
 from ..api.quantity import bytes_value
+from ..api.tokens import token_signer
 from ..client.component import Component
 from ..client.events import NORMAL, WARNING, EventRecorder
 from ..client.informer import EventHandler
@@ -608,7 +609,7 @@ class PodWorker:
     def _downward(self) -> podvolumes.DownwardContext:
         k = self.k
         return podvolumes.DownwardContext([self.ip] if self.ip else [], [k.cfg.internal_ip], k.allocatable(),
-                                          k.node_name)
+                                          k.node_name, token_signer(k.api))
 
     def _mount_volumes(self, now: float) -> bool:
         """WaitForAttachAndMount: set up the pod's volumes (retrying failed ones with their

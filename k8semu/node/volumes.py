@@ -62,7 +62,7 @@ import json
 import posixpath
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, Callable
 
 from . import dns
 from .behaviour import Mount, expand_kube_vars
@@ -197,14 +197,16 @@ class HostFiles:
 
 class DownwardContext:
     """What the downward API and the token projection need besides the pod: its and the
-    node's addresses, the node's allocatable, and the node's name."""
+    node's addresses, the node's allocatable, the node's name, and the API server's token signer."""
 
     def __init__(self, pod_ips: list[str] | None = None, host_ips: list[str] | None = None,
-                 allocatable: Mapping[str, Any] | None = None, node_name: str = "") -> None:
+                 allocatable: Mapping[str, Any] | None = None, node_name: str = "",
+                 sign: Callable[[dict[str, Any]], str] | None = None) -> None:
         self.pod_ips = list(pod_ips or [])
         self.host_ips = list(host_ips or [])
         self.allocatable = dict(allocatable or {})
         self.node_name = node_name
+        self.sign = sign  # signs a projected token's claims (see service_account_token)
 
 
 # --------------------------------------------------------------------------- payloads
@@ -271,10 +273,14 @@ def _b64url(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
-def service_account_token(pod: Mapping[str, Any], src: Mapping[str, Any], node_name: str = "") -> str:
-    """A bound service account token (a JWT like the TokenRequest API's, signed with a digest
-    of its claims): audience ``src.audience`` (default the API server), issued at the pod's
-    creation, valid ``expirationSeconds`` (default 3607, as the kube-api-access volume)."""
+def service_account_token(pod: Mapping[str, Any], src: Mapping[str, Any], node_name: str = "",
+                          sign: Callable[[dict[str, Any]], str] | None = None) -> str:
+    """A bound service account token, as the kubelet's TokenRequest gets for a projected
+    ``serviceAccountToken`` source: audience ``src.audience`` (default the API server), issued
+    at the pod's creation, valid ``expirationSeconds`` (default 3607, as the kube-api-access
+    volume), bound to the pod and its node. Signed by ``sign`` (the API server's key:
+    :func:`k8semu.api.tokens.sign`), so the token authenticates only if it is unchanged; without
+    one (no API server at hand) the signature is a plain digest no server accepts."""
     meta = pod.get("metadata") or {}
     spec = pod.get("spec") or {}
     ns = str(meta.get("namespace") or "default")
@@ -295,11 +301,11 @@ def service_account_token(pod: Mapping[str, Any], src: Mapping[str, Any], node_n
                           "serviceaccount": {"name": sa}},
         "nbf": iat, "sub": f"system:serviceaccount:{ns}:{sa}",
     }
-    header = {"alg": "RS256", "kid": hashlib.sha256(b"k8semu service account key").hexdigest()[:43]}
-    body = f"{_b64url(json.dumps(header, separators=(',', ':')).encode())}." \
+    if sign is not None:
+        return sign(claims)
+    body = f"{_b64url(json.dumps({'alg': 'none'}, separators=(',', ':')).encode())}." \
            f"{_b64url(json.dumps(claims, separators=(',', ':')).encode())}"
-    sig = b"".join(hashlib.sha256(f"{i}/{body}".encode()).digest() for i in range(8))
-    return f"{body}.{_b64url(sig)}"
+    return f"{body}.{_b64url(hashlib.sha256(body.encode()).digest())}"
 
 
 def _projected(src: Mapping[str, Any], pod: Mapping[str, Any], source: Source, ctx: DownwardContext) -> dict[str, str]:
@@ -316,7 +322,7 @@ def _projected(src: Mapping[str, Any], pod: Mapping[str, Any], source: Source, c
                 out.update(_downward(s["downwardAPI"].get("items"), pod, ctx))
             elif s.get("serviceAccountToken") is not None:
                 tok = s["serviceAccountToken"]
-                out[str(tok.get("path") or "token")] = service_account_token(pod, tok, ctx.node_name)
+                out[str(tok.get("path") or "token")] = service_account_token(pod, tok, ctx.node_name, ctx.sign)
         except MountError as e:
             if str(e) not in errs:
                 errs.append(str(e))
