@@ -199,3 +199,47 @@ def test_bisect_says_when_the_condition_already_holds_at_from(capsys, lab):
     code, out, _ = k(capsys, lab, "bisect", str(lab), "--from", str(scale.revision - 1),
                      "--until", "deploy/web .spec.replicas>=3")
     assert code == 0 and f"first holds at revision {scale.revision} " in out
+
+
+CRONTAB = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: crontabs.stable.example.com}
+spec:
+  group: stable.example.com
+  scope: Namespaced
+  names: {plural: crontabs, singular: crontab, kind: CronTab, shortNames: [ct]}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec: {type: object, properties: {cronSpec: {type: string}}}
+---
+apiVersion: stable.example.com/v1
+kind: CronTab
+metadata: {name: nightly}
+spec: {cronSpec: "0 0 * * *"}
+"""
+
+
+def test_the_past_of_a_custom_resource_outlives_its_crd(capsys, tmp_path):
+    path = tmp_path / "c.log"
+    manifest = tmp_path / "crontab.yaml"
+    manifest.write_text(CRONTAB)
+    assert k(capsys, path, "apply", "-f", str(manifest), "-q")[0] == 0
+    assert k(capsys, path, "advance", "10s")[0] == 0
+    assert k(capsys, path, "delete", "crd", "crontabs.stable.example.com")[0] == 0
+    code, _, err = k(capsys, path, "get", "ct")
+    assert (code, err) == (1, 'error: the server doesn\'t have a resource type "ct"\n')
+    # the kind is known where the CRD was: at a past point, in an object's history, in the timeline
+    code, out, _ = k(capsys, path, "get", "ct", "--at", "5s", "-o", "name")
+    assert (code, out) == (0, "crontab.stable.example.com/nightly\n")
+    code, out, _ = k(capsys, path, "history", "crontab/nightly", "--no-diff")
+    assert code == 0 and [line.split()[3:5] for line in out.splitlines()] == [
+        ["user:kubernetes-admin", "ADDED"], ["apiextensions-apiserver", "DELETED"]]
+    code, out, _ = k(capsys, path, "timeline", "--kind", "crontabs")
+    assert code == 0 and len(out.splitlines()) == 2

@@ -140,9 +140,32 @@ def _leaves(op: str, path: str, value: Any, expand: bool, out: list[Change]) -> 
     out.append(Change(op, path, value if op == "-" else None, value if op == "+" else None))
 
 
-def object_key(ref: str, namespace: str | None = "default", api: Any = None) -> tuple[ResourceInfo, str]:
+def lookup_kind(kind: str, api: Any = None, log: Any = None) -> list[ResourceInfo]:
+    """What a user typed as a type, built-in or custom: with ``api`` (an APIServer), the custom
+    resources of its CRDs; failing those, with ``log``, those of any CRD the log ever held,
+    newest definition first (a deleted CRD's kind still names its objects' past)."""
+    found = lookup(kind) or (api.custom.lookup(kind) if api is not None and hasattr(api, "custom") else [])
+    if found or log is None:
+        return found
+    from ..api.customresources import CRD_RESOURCE
+    from .view import state_at
+
+    last: dict[str, int] = {}  # each CRD's last revision before it was deleted
+    for rec in log.records(log.compact_revision, f"/registry/{CRD_RESOURCE}/"):
+        if rec.type != "DELETED":
+            last[rec.key] = rec.revision
+    for rev in sorted(last.values(), reverse=True):
+        found = state_at(log, rev).custom.lookup(kind)
+        if found:
+            return found
+    return []
+
+
+def object_key(ref: str, namespace: str | None = "default", api: Any = None,
+               log: Any = None) -> tuple[ResourceInfo, str]:
     """``deployment/web`` (kubectl's ``TYPE/NAME``, any alias) -> (resource, etcd key); with
-    ``api`` (an APIServer), the custom resources of its CRDs resolve too (``ct/nightly``).
+    ``api`` (an APIServer) or ``log``, custom resources resolve too (``ct/nightly``:
+    :func:`lookup_kind`).
 
     Raises:
         ValueError: not ``TYPE/NAME``, or an unknown type
@@ -151,7 +174,7 @@ def object_key(ref: str, namespace: str | None = "default", api: Any = None) -> 
     if "/" not in ref:
         raise ValueError(f'"{ref}": expected TYPE/NAME, e.g. deployment/web')
     kind, name = ref.split("/", 1)
-    found = lookup(kind) or (api.custom.lookup(kind) if api is not None and hasattr(api, "custom") else [])
+    found = lookup_kind(kind, api, log)
     if not found or not name:
         raise ValueError(f'the server doesn\'t have a resource type "{kind}"')
     info = found[0]
@@ -316,7 +339,7 @@ def timeline(
     """
     prefix = "/"
     if kind:
-        found = lookup(kind)
+        found = lookup_kind(kind, log=log)
         if not found:
             raise ValueError(f'the server doesn\'t have a resource type "{kind}"')
         prefix = found[0].prefix(namespace if found[0].namespaced else None)

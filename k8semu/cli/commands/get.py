@@ -133,17 +133,18 @@ def parse_targets(args: Sequence[str], api: Any = None) -> list[tuple[ResourceIn
 
 
 def parse_targets_with_crds(args: argparse.Namespace) -> list[tuple[ResourceInfo, list[str]]] | None:
-    """:func:`parse_targets` with the custom resources of the cluster's CRDs (None: no cluster).
+    """:func:`parse_targets` with the custom resources of the cluster's CRDs (None: no cluster)
+    — as they were at ``--at``, when given (a CRD deleted since still names its kind then).
 
     Raises:
         UnknownType, ValueError: as :func:`parse_targets`.
     """
     from ...store import LogFormatError
-    from ..session import PathError
+    from ..session import PathError, open_cluster_at
 
     try:
-        cluster = open_cluster(args, read_only=True)
-    except (OSError, PathError, LogFormatError):
+        cluster = open_cluster_at(args) if getattr(args, "at", None) is not None else open_cluster(args, read_only=True)
+    except (OSError, PathError, LogFormatError, ValueError):
         return None  # the type error comes first, as before the cluster is looked at
     try:
         return parse_targets(args.resources, cluster.api)

@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError:  # perhaps a custom resource: its CRD is in the cluster
         cluster = open_cluster(args, read_only=True)
         try:
-            info, key = object_key(args.object, args.namespace, cluster.api)
+            info, key = object_key(args.object, args.namespace, cluster.api, cluster.log)
         except ValueError:
             cluster.close()
             raise
