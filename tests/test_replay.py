@@ -295,3 +295,53 @@ def test_the_waits_are_in_the_log_and_an_unknown_one_is_a_one_line_error(capsys,
     newer.write_bytes(b"".join(lines))
     code, out, err = k(capsys, "replay", newer)
     assert code == 1 and err.count("\n") == 1 and "a command's wait of an unknown kind 'nap'" in err
+
+
+WIDGETS = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget}
+  versions:
+    - name: v1beta1
+      served: true
+      storage: false
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec: {type: object, properties: {color: {type: string}}}
+"""
+
+OLD_WIDGET = """\
+apiVersion: example.com/v1beta1
+kind: Widget
+metadata: {name: w}
+spec: {color: green, anything: [1, 2]}
+"""
+
+
+def test_a_custom_object_written_through_another_version_replays(capsys, tmp_path):
+    # stored in v1 with a field only v1beta1's schema keeps: the replay must make the request
+    # through v1beta1 again (v1 refuses the field), as the user did
+    path = tmp_path / "c.log"
+    (tmp_path / "crd.yaml").write_text(WIDGETS)
+    (tmp_path / "w.yaml").write_text(OLD_WIDGET)
+    assert main(["--cluster", str(path), "apply", "-f", str(tmp_path / "crd.yaml"), "-q"]) == 0
+    assert main(["--cluster", str(path), "apply", "-f", str(tmp_path / "w.yaml"), "-q"]) == 0
+    capsys.readouterr()
+    stored = open_log(path).get("/registry/widgets.example.com/default/w").object
+    assert stored["apiVersion"] == "example.com/v1" and stored["spec"]["anything"] == [1, 2]
+    code, out, _ = k(capsys, "replay", path)
+    assert code == 0 and out.startswith("identical ("), out

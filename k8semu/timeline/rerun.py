@@ -369,7 +369,7 @@ def _no_rv(obj: dict[str, Any]) -> dict[str, Any]:
 def _first_match(api: Any, want: dict[str, Any], attempts: list[Callable[[bool], Any]]) -> None:
     """Dry-run each way of making the request; make for real the first whose result is the
     recorded object byte for byte (key order included), else the first equal to it, else
-    the first one (the RNG is restored between tries)."""
+    the first the server accepts, else the first one (the RNG is restored between tries)."""
     import orjson
 
     from ..api.errors import StatusError
@@ -377,10 +377,11 @@ def _first_match(api: Any, want: dict[str, Any], attempts: list[Callable[[bool],
     target = _no_rv(want)
     exact = orjson.dumps(target)
     state = api.rng.getstate()
-    chosen = None
+    chosen = accepted = None
     for attempt in attempts:
         try:
             got = attempt(True)
+            accepted = accepted or attempt
         except StatusError:
             got = None
         api.rng.setstate(state)
@@ -389,7 +390,31 @@ def _first_match(api: Any, want: dict[str, Any], attempts: list[Callable[[bool],
                 chosen = attempt
                 break
             chosen = chosen or attempt
-    (chosen or attempts[0])(False)
+    (chosen or accepted or attempts[0])(False)
+
+
+def _versions(api: Any, info: Any, entry: dict[str, Any] | None) -> list[Any]:
+    """The infos a request for ``info``'s resource may have been made through: a custom
+    resource's object is stored in its storage version whatever version the client used (its
+    managedFields entry names that one: tried first), so each served version is a candidate;
+    a built-in resource has one."""
+    custom = getattr(api, "custom", None)
+    if custom is None or not hasattr(info, "storage_version"):
+        return [info]
+    served = [i for i in custom.infos() if i.qualified == info.qualified]
+    used = (entry or {}).get("apiVersion")
+    out: dict[str, Any] = {}
+    for i in [*(i for i in served if i.api_version == used), info, *served]:
+        out.setdefault(i.api_version, i)
+    return list(out.values())
+
+
+def _stored_as(info: Any, obj: Any) -> Any:
+    """A write's answer as the store holds it: a custom object read back through the version
+    it was written in, in ``info``'s (its storage version; only ``apiVersion`` differs)."""
+    if isinstance(obj, dict) and hasattr(info, "storage_version") and obj.get("kind") == info.kind:
+        return {**obj, "apiVersion": info.api_version}
+    return obj
 
 
 def reissue(api: Any, rec: Record, prev: Record | None) -> None:
@@ -434,10 +459,12 @@ def reissue(api: Any, rec: Record, prev: Record | None) -> None:
             if info.kind == "Job":
                 bodies.append(_unselected({**body, "metadata": sent}, meta["uid"]))
 
-        def create(b: dict[str, Any], dry: bool) -> Any:
-            return api.create(info, b, namespace=ns, ctx=ctx, field_manager=manager, dry_run=dry)
+        def create(via: Any, b: dict[str, Any], dry: bool) -> Any:
+            return _stored_as(info, api.create(via, {**b, "apiVersion": via.api_version}, namespace=ns, ctx=ctx,
+                                               field_manager=manager, dry_run=dry))
 
-        _first_match(api, obj, [(lambda dry, b=b: create(b, dry)) for b in bodies])
+        _first_match(api, obj, [(lambda dry, v=v, b=b: create(v, b, dry))
+                                for v in _versions(api, info, entry) for b in bodies])
         return
     deleting = rec.type == DELETED or (meta.get("deletionTimestamp") and not (old or {}).get(
         "metadata", {}).get("deletionTimestamp"))
@@ -455,9 +482,10 @@ def reissue(api: Any, rec: Record, prev: Record | None) -> None:
     body = _no_rv(obj)
     no_mf = {**body, "metadata": {k: v for k, v in body["metadata"].items() if k != "managedFields"}}
     _first_match(api, obj, [
-        (lambda dry, b=b: api.update(info, b, namespace=ns, subresource=sub, ctx=ctx, field_manager=manager,
-                                     dry_run=dry))
-        for b in (body, no_mf)])
+        (lambda dry, v=v, b=b: _stored_as(info, api.update(v, {**b, "apiVersion": v.api_version}, namespace=ns,
+                                                           subresource=sub, ctx=ctx, field_manager=manager,
+                                                           dry_run=dry)))
+        for v in _versions(api, info, entry) for b in (body, no_mf)])
 
 
 def _raw_apply(log: EventLog, rec: Record) -> None:
