@@ -328,3 +328,24 @@ def test_wait_for_first_consumer_is_deterministic():
 
     first, second = run(), run()
     assert first == second
+
+
+def test_apply_summary_does_not_flag_a_claim_waiting_for_its_first_consumer():
+    from k8semu.api.resources import lookup
+    from k8semu.cli.summary import summarize
+    from k8semu.sim.cluster import Cluster
+
+    cluster = Cluster.create(seed=1)
+    api = cluster.api
+    api.create("storageclasses.storage.k8s.io", {
+        "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "local"},
+        "provisioner": "kubernetes.io/no-provisioner", "volumeBindingMode": "WaitForFirstConsumer"})
+    for name, cls in (("later", "local"), ("stuck", "")):
+        api.create("persistentvolumeclaims", {
+            "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": cls,
+                     "resources": {"requests": {"storage": "1Gi"}}}})
+    info = lookup("pvc")[0]
+    later, stuck = summarize(api, [(info, "default", "later"), (info, "default", "stuck")])
+    assert (later.ok, later.text) == (True, "Pending: waiting for a first consumer to be scheduled")
+    assert (stuck.ok, stuck.text) == (False, "Pending")

@@ -180,10 +180,26 @@ def summarize(api: APIServer, applied: list[tuple[ResourceInfo, str | None, str]
             out.append(Outcome(label, True, head + _endpoint_text(api, obj)))
         elif kind == "PersistentVolumeClaim":
             phase = status.get("phase", "Pending")
-            out.append(Outcome(label, phase == "Bound", phase))  # no provisioner: Bound only to a hand-made PV
+            if phase == "Pending" and _waits_for_consumer(api, spec):
+                out.append(Outcome(label, True, "Pending: waiting for a first consumer to be scheduled"))
+            else:
+                out.append(Outcome(label, phase == "Bound", phase))  # no provisioner: Bound only to a hand-made PV
         else:
-            out.append(Outcome(label, True, "created"))
+            out.append(Outcome(label, True, "exists"))  # (created, configured or unchanged: said above)
     return out
+
+
+def _waits_for_consumer(api: APIServer, spec: dict[str, Any]) -> bool:
+    """Whether a claim's StorageClass binds it only once a pod using it is scheduled
+    (``volumeBindingMode: WaitForFirstConsumer``): Pending is where it should be then."""
+    name = spec.get("storageClassName")
+    if not name:
+        return False
+    try:
+        sc = api.get("storageclasses.storage.k8s.io", name)
+    except errors.NotFound:
+        return False
+    return sc.get("volumeBindingMode") == "WaitForFirstConsumer"
 
 
 def _workload(label: str, kind: str, obj: dict[str, Any]) -> Outcome:
