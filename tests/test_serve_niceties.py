@@ -19,6 +19,7 @@ from datetime import timedelta
 import orjson
 import pytest
 import trio
+from test_server import ADMIN, call
 
 from k8semu.api import auth, errors
 from k8semu.server.app import APIApp
@@ -26,39 +27,11 @@ from k8semu.sim.cluster import Cluster
 from k8semu.sim.components import default_factories
 from k8semu.sim.runtime import run_cluster
 
-ADMIN = "admin-token"
-
 
 @pytest.fixture
 def app():
     cluster = Cluster.create()
     return APIApp(cluster.api, {ADMIN: auth.admin()})
-
-
-async def call(app, method, path, body=None, *, token=ADMIN, headers=()):
-    """One request through the ASGI app; returns (status, headers, body bytes)."""
-    path, _, qs = path.partition("?")
-    hs = [(b"accept", b"application/json"), (b"content-type", b"application/json"), *headers]
-    if token:
-        hs.append((b"authorization", f"Bearer {token}".encode()))
-    data = body if isinstance(body, bytes) else (orjson.dumps(body) if body is not None else b"")
-    scope = {"type": "http", "method": method, "path": path, "query_string": qs.encode(), "headers": hs}
-    sent = []
-    done = False
-
-    async def receive():
-        nonlocal done
-        if not done:
-            done = True
-            return {"type": "http.request", "body": data, "more_body": False}
-        await trio.sleep_forever()
-
-    async def send(msg):
-        sent.append(msg)
-
-    await app(scope, receive, send)
-    start = sent[0]
-    return start["status"], dict(start["headers"]), b"".join(m.get("body", b"") for m in sent[1:])
 
 
 # ---------------------------------------------------------------------------- health
@@ -275,11 +248,10 @@ async def test_a_no_op_apply_by_a_new_manager_has_no_time_as_upstream(app):
     unchanged annotation leaves that entry without ``time`` on a real v1.33 cluster too
     (kubernetes/kubernetes#127938)."""
     cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "t2"}, "data": {"k": "v"}}
-    apply = [(b"content-type", b"application/apply-patch+yaml")]
     path = "/api/v1/namespaces/default/configmaps/t2?fieldManager={}"
-    code, _, _ = await call(app, "PATCH", path.format("first"), cm, headers=apply)
+    code, _, _ = await call(app, "PATCH", path.format("first"), cm, ctype="application/apply-patch+yaml")
     assert code == 201
-    code, _, body = await call(app, "PATCH", path.format("second"), cm, headers=apply)
+    code, _, body = await call(app, "PATCH", path.format("second"), cm, ctype="application/apply-patch+yaml")
     assert code == 200
     entries = {e["manager"]: e for e in orjson.loads(body)["metadata"]["managedFields"]}
     assert "time" in entries["first"] and "time" not in entries["second"]
