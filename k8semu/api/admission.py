@@ -23,6 +23,11 @@ in upstream's order:
   finalizer ``kubernetes.io/pvc-protection``, a new PersistentVolume
   ``kubernetes.io/pv-protection`` (kube-controller-manager's protection
   controllers remove them once nothing uses the object).
+- ``RuntimeClass``: a new pod naming a ``runtimeClassName`` that does not exist
+  is refused; otherwise the class's ``overhead.podFixed`` becomes the pod's
+  ``spec.overhead`` and its ``scheduling`` nodeSelector and tolerations are
+  merged into the pod's (between StorageObjectInUseProtection and
+  ResourceQuota, as in kube-apiserver's ``AllOrderedPlugins``).
 """
 
 from __future__ import annotations
@@ -38,7 +43,8 @@ from .resources import ResourceInfo
 if TYPE_CHECKING:
     from .apiserver import APIServer, RequestContext
 
-__all__ = ["AdmissionPlugin", "AdmissionChain", "default_admission_chain", "SYSTEM_PRIORITY_CLASSES"]
+__all__ = ["AdmissionPlugin", "AdmissionChain", "default_admission_chain", "SYSTEM_PRIORITY_CLASSES",
+           "merge_tolerations"]
 
 #: The annotation LimitRanger writes on a pod it gave default requests/limits.
 LIMIT_RANGER_ANNOTATION = "kubernetes.io/limit-ranger"
@@ -245,6 +251,130 @@ class StorageObjectInUseProtection(_Plugin):
         return {**obj, "metadata": {**meta, "finalizers": finalizers + [finalizer]}}
 
 
+def _toleration_is_superset(ss: dict, t: dict) -> bool:
+    """Upstream ``isSuperset`` (pkg/util/tolerations): ``ss`` tolerates everything ``t`` does."""
+    if ss == t:
+        return True
+    if t.get("key", "") != ss.get("key", "") and (ss.get("key", "") != "" or ss.get("operator") != "Exists"):
+        return False
+    if t.get("effect", "") != ss.get("effect", "") and ss.get("effect", "") != "":
+        return False
+    if ss.get("effect") == "NoExecute" and ss.get("tolerationSeconds") is not None:
+        if t.get("tolerationSeconds") is None or t["tolerationSeconds"] > ss["tolerationSeconds"]:
+            return False
+    op = ss.get("operator") or ""
+    if op in ("Equal", ""):
+        return t.get("operator") == "Equal" and t.get("value", "") == ss.get("value", "")
+    return op == "Exists"
+
+
+def merge_tolerations(first: list[dict], second: list[dict]) -> list[dict]:
+    """Upstream ``MergeTolerations`` (pkg/util/tolerations): ``first`` then ``second``, leaving out
+    a toleration another one kept (or a later, different one) already covers; of equal ones the
+    first stays."""
+    every = list(first) + list(second)
+    merged: list[dict] = []
+    for i, t in enumerate(every):
+        if any(_toleration_is_superset(t2, t) for t2 in merged):
+            continue
+        if any(t != t2 and _toleration_is_superset(t2, t) for t2 in every[i + 1:]):
+            continue
+        merged.append(t)
+    return merged
+
+
+def _same_resources(a: dict | None, b: dict | None) -> bool:
+    """``apiequality.Semantic.DeepEqual`` of two ResourceLists (quantities compared by value)."""
+    from .quantity import parse_quantity
+
+    a, b = a or {}, b or {}
+    if set(a) != set(b):
+        return False
+    return all(parse_quantity(a[k]) == parse_quantity(b[k]) for k in a)
+
+
+class RuntimeClassAdmission(_Plugin):
+    """Upstream ``runtimeclass`` admission (plugin/pkg/admission/runtimeclass), on pod create only.
+
+    ``admit``: a pod whose ``runtimeClassName`` names no RuntimeClass is refused (``pods "p" is
+    forbidden: pod rejected: RuntimeClass "x" not found``). With a class that has
+    ``overhead.podFixed``, that becomes ``spec.overhead`` (a pod that already sets a different
+    overhead: ``pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead``).
+    With ``scheduling``: its ``nodeSelector`` is merged into the pod's (a key the pod sets to
+    another value: ``conflict: runtimeClass.scheduling.nodeSelector[k] = v;
+    pod.spec.nodeSelector[k] = w``) and its tolerations merged with ``MergeTolerations``.
+    ``validate``: the overhead must equal the class's, and a pod without a class overhead must
+    not set one (``pod rejected: Pod Overhead set without corresponding RuntimeClass defined
+    Overhead``).
+    """
+
+    name = "RuntimeClass"
+
+    def _prepare(self, obj):
+        rc_name = (obj.get("spec") or {}).get("runtimeClassName")
+        if rc_name is None:
+            return None
+        rec = self.server.log.get(f"/registry/runtimeclasses.node.k8s.io/{rc_name}")
+        if rec is None:
+            raise errors.Forbidden.for_resource(
+                "pods", "", obj["metadata"].get("name", ""), f'pod rejected: RuntimeClass "{rc_name}" not found')
+        return rec.object
+
+    @staticmethod
+    def _forbidden(obj, text):
+        return errors.Forbidden.for_resource("pods", "", obj["metadata"].get("name", ""), text)
+
+    def admit(self, op, info, obj, old, ctx):
+        if op != "create" or info.kind != "Pod":
+            return obj
+        rc = self._prepare(obj)
+        if rc is None:
+            return obj
+        spec = dict(obj.get("spec") or {})
+        overhead = rc.get("overhead")
+        if overhead is not None:
+            pod_fixed = overhead.get("podFixed")
+            if spec.get("overhead") is not None and not _same_resources(pod_fixed, spec["overhead"]):
+                raise self._forbidden(obj, "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead")
+            if pod_fixed is None:
+                spec.pop("overhead", None)
+            else:
+                spec["overhead"] = dict(pod_fixed)
+        scheduling = rc.get("scheduling")
+        if scheduling is not None:
+            rc_selector = scheduling.get("nodeSelector")
+            selector = spec.get("nodeSelector")
+            if selector is None:
+                selector = dict(rc_selector) if rc_selector is not None else None
+            else:
+                selector = dict(selector)
+                for key, value in (rc_selector or {}).items():
+                    if key in selector and selector[key] != value:
+                        raise self._forbidden(
+                            obj, f"conflict: runtimeClass.scheduling.nodeSelector[{key}] = {value}; "
+                                 f"pod.spec.nodeSelector[{key}] = {selector[key]}")
+                    selector[key] = value
+            tolerations = merge_tolerations(spec.get("tolerations") or [], scheduling.get("tolerations") or [])
+            for field, value in (("nodeSelector", selector), ("tolerations", tolerations or None)):
+                if value is None:
+                    spec.pop(field, None)
+                else:
+                    spec[field] = value
+        return {**obj, "spec": spec}
+
+    def validate(self, op, info, obj, old, ctx):
+        if op != "create" or info.kind != "Pod":
+            return
+        rc = self._prepare(obj)
+        pod_overhead = (obj.get("spec") or {}).get("overhead")
+        if rc is not None and rc.get("overhead") is not None:
+            if not _same_resources(rc["overhead"].get("podFixed"), pod_overhead):
+                raise self._forbidden(obj, "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead")
+        elif pod_overhead is not None:
+            raise self._forbidden(
+                obj, "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead")
+
+
 class LimitRanger(_Plugin):
     name = "LimitRanger"
 
@@ -403,5 +533,6 @@ def default_admission_chain(server: "APIServer") -> AdmissionChain:
         Priority(server),
         DefaultTolerationSeconds(server),
         StorageObjectInUseProtection(server),
+        RuntimeClassAdmission(server),
         ResourceQuotaAdmission(server),
     ])

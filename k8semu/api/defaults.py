@@ -496,6 +496,9 @@ def _default_pv(obj: dict[str, Any]) -> None:
         spec["persistentVolumeReclaimPolicy"] = "Retain"
     if spec.get("volumeMode") is None:
         spec["volumeMode"] = "Filesystem"
+    host_path = spec.get("hostPath")
+    if isinstance(host_path, dict) and host_path.get("type") is None:
+        host_path["type"] = ""  # SetDefaults_HostPathVolumeSource: HostPathUnset, as in pod volumes
     status = obj.setdefault("status", {})
     if not status.get("phase"):
         status["phase"] = "Pending"

@@ -16,7 +16,13 @@ A sync of one StatefulSet follows upstream's ``updateStatefulSet``:
    a missing pod gets the current revision below the RollingUpdate partition
    and the update revision otherwise (:func:`new_stateful_pod`);
 3. in ordinal order: replace failed/succeeded pods, create missing ones
-   (PersistentVolumeClaims ``<claim>-<set>-<ordinal>`` first), and — under
+   (PersistentVolumeClaims ``<claim>-<set>-<ordinal>`` first; a claim still
+   being deleted fails the create, ``pvc <name> is being deleted``, and the sync
+   is retried with back-off; under ``whenScaled: Delete`` a claim still owned by
+   an earlier pod of that name is *stale* and the pod waits), re-create the
+   missing claims of a ``Pending`` pod (upstream's
+   ``createMissingPersistentVolumeClaims``, since 1.27: a claim deleted while
+   the pod used it is made again for its replacement), and — under
    ``OrderedReady`` — stop at the first pod that is not yet Running and Ready
    (and available for ``minReadySeconds``); ``Parallel`` goes on;
 4. condemned pods are deleted from the highest ordinal down (one at a time,
@@ -169,6 +175,20 @@ def _owner_ref(obj: Obj) -> Obj:
     return {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "name": m["name"], "uid": m["uid"]}
 
 
+class _AggregateError(Exception):
+    """``utilerrors.NewAggregate``: one error's message, or ``[a, b]`` for several."""
+
+    def __init__(self, msgs: list[str]) -> None:
+        self.msgs = msgs
+        super().__init__(msgs[0] if len(msgs) == 1 else "[" + ", ".join(msgs) + "]")
+
+
+def _has_stale_owner_ref(claim: Obj, pod_name: str, pod_uid: str) -> bool:
+    """Upstream ``hasStaleOwnerRef``: the claim names a pod ``pod_name`` with another uid."""
+    return any(r.get("name") == pod_name and r.get("uid") != pod_uid and r.get("apiVersion") == "v1"
+               and r.get("kind") == "Pod" for r in _meta(claim).get("ownerReferences") or ())
+
+
 class StatefulSetController(Component):
     """kube-controller-manager's StatefulSet controller (actor ``statefulset-controller``).
 
@@ -194,6 +214,11 @@ class StatefulSetController(Component):
 
     async def main(self) -> None:
         await self.run_workers(self.q, self.sync)
+
+    def on_sync_error(self, key, exc: Exception) -> None:
+        if isinstance(exc, _AggregateError):
+            return  # retried with back-off, as upstream's ``Error syncing StatefulSet``
+        super().on_sync_error(key, exc)
 
     def _enqueue(self, sts: Obj) -> None:
         self.q.add(meta_namespace_key(sts))
@@ -345,9 +370,18 @@ class StatefulSetController(Component):
                     return
                 continue
             if pod is None:
-                # a stale cache only costs an AlreadyExists: pod names are fixed
-                self._create_claims(sts, o)
                 body = fresh(o)
+                if self._claim_is_stale(sts, o):
+                    # upstream PodClaimIsStale: no more work for this pod this round
+                    if ordered:
+                        return
+                    continue
+                try:
+                    self._create_claims(sts, o)
+                except _AggregateError as exc:
+                    self._pod_event("create", sts, _meta(body)["name"], exc)
+                    raise
+                # a stale cache only costs an AlreadyExists: pod names are fixed
                 try:
                     api.create("pods", body, namespace=ns, ctx=ctx, field_validation="Ignore")
                 except errors.AlreadyExists:
@@ -360,6 +394,10 @@ class StatefulSetController(Component):
                 if ordered:
                     return
                 continue
+            if _phase(pod) == "Pending":
+                # upstream createMissingPersistentVolumeClaims: a claim deleted under a pod is made
+                # again once it is gone; one still being deleted fails the sync (retried)
+                self._create_claims(sts, o)
             if _terminating(pod):
                 if ordered:
                     return
@@ -394,24 +432,52 @@ class StatefulSetController(Component):
                 return
         return
 
-    def _create_claims(self, sts: Obj, ordinal: int) -> None:
+    def _claim_is_stale(self, sts: Obj, ordinal: int) -> bool:
+        """Upstream ``PodClaimIsStale`` for a pod not yet created: under ``whenScaled: Delete``
+        a claim of the slot still owned by a pod of that name (an earlier one, being collected)
+        blocks the new pod."""
+        policy = (sts.get("spec") or {}).get("persistentVolumeClaimRetentionPolicy") or {}
+        if policy.get("whenScaled", "Retain") == "Retain":
+            return False
         ns = _meta(sts).get("namespace")
         pod_name = f"{_meta(sts)['name']}-{ordinal}"
         for claim in _claims_for(sts, ordinal):
+            cur = self.claims.indexer.get_by(ns, _meta(claim)["name"])
+            if cur is not None and _has_stale_owner_ref(cur, pod_name, ""):
+                return True
+        return False
+
+    def _create_claims(self, sts: Obj, ordinal: int) -> None:
+        """Upstream ``createPersistentVolumeClaims``: create each claim the cache lacks
+        (``SuccessfulCreate`` ``create Claim data-db-0 Pod db-0 in StatefulSet db success``, or
+        ``FailedCreate`` ``create Claim … for Pod … failed error: …``); a claim being deleted, a
+        failed create (an ``AlreadyExists`` without an event) are errors, raised together."""
+        ns = _meta(sts).get("namespace")
+        set_name = _meta(sts)["name"]
+        pod_name = f"{set_name}-{ordinal}"
+        errs: list[str] = []
+        for claim in _claims_for(sts, ordinal):
             cname = _meta(claim)["name"]
-            if self.claims.indexer.get_by(ns, cname) is not None:
+            cur = self.claims.indexer.get_by(ns, cname)
+            if cur is not None:
+                if _meta(cur).get("deletionTimestamp"):
+                    errs.append(f"pvc {cname} is being deleted")
                 continue
             try:
                 self.api.create("persistentvolumeclaims", claim, namespace=ns, ctx=self.ctx, field_validation="Ignore")
-            except errors.AlreadyExists:
+            except errors.AlreadyExists as exc:
+                errs.append(f"failed to create PVC {cname}: {exc}")
                 continue
             except errors.StatusError as exc:
+                errs.append(f"failed to create PVC {cname}: {exc}")
                 self.recorder.event(sts, WARNING, "FailedCreate",
-                                    f"create Claim {cname} for Pod {pod_name} in StatefulSet {_meta(sts)['name']} "
+                                    f"create Claim {cname} for Pod {pod_name} in StatefulSet {set_name} "
                                     f"failed error: {exc}")
-                raise
+                continue
             self.recorder.event(sts, NORMAL, "SuccessfulCreate",
-                                f"create Claim {cname} Pod {pod_name} in StatefulSet {_meta(sts)['name']} success")
+                                f"create Claim {cname} Pod {pod_name} in StatefulSet {set_name} success")
+        if errs:
+            raise _AggregateError(errs)
 
     def _delete_pod(self, key: str, sts: Obj, pod: Obj, scaled_down: bool = False) -> None:
         ns = _meta(pod).get("namespace")
