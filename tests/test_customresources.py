@@ -529,3 +529,172 @@ def test_a_crd_made_while_the_collector_runs_gets_a_monitor():
     run_cluster(cluster, body, default_factories(cluster))
     with pytest.raises(errors.NotFound):
         api.get("configmaps", "owned", namespace="default")
+
+
+# ---------------------------------------------------------------------------- deprecated versions, validate=warn,
+# ``get all`` and read-time defaulting/pruning (a fresh user's findings)
+GADGET_CRD = YAML(typ="safe").load("""
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: gadgets, kind: Gadget, categories: [all]}
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: false
+    deprecated: true
+    deprecationWarning: "example.com/v1alpha1 Gadget is going away, use v1"
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+  - name: v1beta1
+    served: true
+    storage: false
+    deprecated: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              color: {type: string}
+              size: {type: integer, default: 3}
+""")
+GADGET = {"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g1"}, "spec": {"color": "red"}}
+
+
+async def call_with_headers(app, method, path, body=None):
+    """One JSON request through the ASGI app as the admin; returns (status, body, Warning header values)."""
+    import trio
+
+    path, _, qs = path.partition("?")
+    headers = [(b"accept", b"application/json"), (b"content-type", b"application/json"),
+               (b"authorization", f"Bearer {ADMIN}".encode())]
+    data = orjson.dumps(body) if body is not None else b""
+    scope = {"type": "http", "method": method, "path": path, "query_string": qs.encode(), "headers": headers}
+    sent, done = [], False
+
+    async def receive():
+        nonlocal done
+        if not done:
+            done = True
+            return {"type": "http.request", "body": data, "more_body": False}
+        await trio.sleep_forever()
+
+    async def send(msg):
+        sent.append(msg)
+
+    await app(scope, receive, send)
+    warnings = [v.decode() for k_, v in sent[0].get("headers", ()) if k_.lower() == b"warning"]
+    return sent[0]["status"], orjson.loads(b"".join(m.get("body", b"") for m in sent[1:])), warnings
+
+
+def test_deprecation_warning_texts_follow_upstreams_crd_handler():
+    """``defaultDeprecationWarning``: ``<group>/<version> <Kind> is deprecated``, plus ``; use …``
+    naming the best served non-deprecated version that outranks it; else the CRD's own text."""
+    from k8semu.api.customresources import deprecation_warning
+
+    versions = {v["name"]: v for v in GADGET_CRD["spec"]["versions"]}
+    assert deprecation_warning(GADGET_CRD, versions["v1"]) == ""
+    assert deprecation_warning(GADGET_CRD, versions["v1beta1"]) == \
+        "example.com/v1beta1 Gadget is deprecated; use example.com/v1 Gadget"
+    assert deprecation_warning(GADGET_CRD, versions["v1alpha1"]) == "example.com/v1alpha1 Gadget is going away, use v1"
+    alone = copy.deepcopy(GADGET_CRD)
+    alone["spec"]["versions"] = [{**versions["v1beta1"], "storage": True}]
+    assert deprecation_warning(alone, alone["spec"]["versions"][0]) == "example.com/v1beta1 Gadget is deprecated"
+
+
+async def test_requests_to_a_deprecated_version_carry_a_warning_header(api):
+    """apiextensions-apiserver adds the version's warning to every request for it (kubectl
+    prints ``Warning: …``); the other versions' requests carry none."""
+    api.create("crd", copy.deepcopy(GADGET_CRD))
+    app = APIApp(api, {ADMIN: admin()})
+    beta = "/apis/example.com/v1beta1/namespaces/default/gadgets"
+    code, _, warnings = await call_with_headers(app, "POST", beta, {**GADGET, "apiVersion": "example.com/v1beta1"})
+    assert (code, warnings) == (201, ['299 - "example.com/v1beta1 Gadget is deprecated; use example.com/v1 Gadget"'])
+    for path in (beta, beta + "/g1"):
+        code, _, warnings = await call_with_headers(app, "GET", path)
+        assert (code, warnings) == (200, ['299 - "example.com/v1beta1 Gadget is deprecated; use example.com/v1 Gadget"'])
+    code, _, warnings = await call_with_headers(app, "GET", "/apis/example.com/v1alpha1/namespaces/default/gadgets/g1")
+    assert warnings == ['299 - "example.com/v1alpha1 Gadget is going away, use v1"']
+    code, _, warnings = await call_with_headers(app, "GET", "/apis/example.com/v1/namespaces/default/gadgets/g1")
+    assert (code, warnings) == (200, [])
+
+
+def test_cli_apply_and_get_of_a_deprecated_version_print_the_warning(k, tmp_path):
+    """k8semu prints the server's deprecation warning as kubectl does: ``Warning: …`` on stderr, once."""
+    k("apply", "-f", _write(tmp_path, "crd.yaml", GADGET_CRD), "-q")
+    beta = [{**GADGET, "apiVersion": "example.com/v1beta1", "metadata": {"name": n}} for n in ("g1", "g2")]
+    rc, out, err = k("apply", "-f", _write(tmp_path, "g.yaml", *beta), "-q")
+    assert (rc, out) == (0, ["gadget.example.com/g1 created", "gadget.example.com/g2 created"])
+    assert err == ["Warning: example.com/v1beta1 Gadget is deprecated; use example.com/v1 Gadget"]
+    rc, out, err = k("get", "gadgets.v1beta1.example.com")
+    assert rc == 0 and [line.split()[0] for line in out] == ["NAME", "g1", "g2"]
+    assert err == ["Warning: example.com/v1beta1 Gadget is deprecated; use example.com/v1 Gadget"]
+    rc, out, err = k("get", "gadgets")  # the preferred version, v1: no warning
+    assert rc == 0 and err == []
+
+
+def test_cli_apply_validate_warn_reports_a_custom_objects_unknown_fields(k, tmp_path):
+    """``--validate=warn`` (``fieldValidation=Warn``): kubectl prints ``Warning: unknown field
+    "spec.bogus"`` and the object is created without it; the default (strict) refuses it."""
+    k("apply", "-f", _write(tmp_path, "crd.yaml", CRONTAB_CRD), "-q")
+    bogus = copy.deepcopy(CRONTAB)
+    bogus["spec"]["bogus"] = 1
+    f = _write(tmp_path, "bogus.yaml", bogus)
+    rc, _, err = k("apply", "-f", f, "-q")
+    assert rc == 1 and err == ['Error from server (BadRequest): error when creating "' + f + '": CronTab in version '
+                               '"v1" cannot be handled as a CronTab: strict decoding error: unknown field "spec.bogus"']
+    rc, out, err = k("apply", "-f", f, "-q", "--validate=warn")
+    assert (rc, out, err) == (0, ["crontab.stable.example.com/my-new-cron-object created"],
+                              ['Warning: unknown field "spec.bogus"'])
+    rc, out, _ = k("get", "ct", "my-new-cron-object", "-o", "jsonpath={.spec}")
+    assert "bogus" not in out[0]
+
+
+def test_cli_get_all_includes_custom_resources_of_the_all_category(k, tmp_path):
+    """kubectl expands ``all`` from discovery: a CRD with ``categories: [all]`` is in it, after the
+    built-in kinds; CronTab (no categories) is not."""
+    k("apply", "-f", _write(tmp_path, "crds.yaml", GADGET_CRD, CRONTAB_CRD, GADGET, CRONTAB), "-q")
+    rc, out, err = k("get", "all")
+    assert rc == 0 and err == []
+    names = [line.split()[0] for line in out if line and not line.startswith("NAME")]
+    assert names[-1] == "gadget.example.com/g1" and not any(n.startswith("crontab") for n in names)
+    assert any(n.startswith("deployment.apps/") for n in names)
+
+
+async def test_kubectl_get_all_sees_the_category_in_discovery(api):
+    api.create("crd", copy.deepcopy(GADGET_CRD))
+    app = APIApp(api, {ADMIN: admin()})
+    code, rl, _ = await call_with_headers(app, "GET", "/apis/example.com/v1")
+    assert rl["resources"][0]["categories"] == ["all"]
+
+
+def test_reads_apply_the_stored_versions_defaults_and_the_read_versions_pruning(api):
+    """Upstream's storage codec: decoded from etcd, a custom object is pruned and defaulted by the
+    schema of the version it is stored in, then pruned by the schema of the version read. A
+    Gadget created through v1beta1 (which preserves unknown fields) reads through v1 with v1's
+    default and without the field v1 does not declare; the stored record is left as it is."""
+    api.create("crd", copy.deepcopy(GADGET_CRD))
+    beta = api.custom.by_resource("example.com", "gadgets", "v1beta1")
+    api.create(beta, {**GADGET, "apiVersion": "example.com/v1beta1", "spec": {"color": "red", "junk": 1}},
+               namespace="default")
+    stored = api.log.get("/registry/gadgets.example.com/default/g1").object
+    assert stored["spec"] == {"color": "red", "junk": 1}
+    for read in (api.get("gadgets", "g1", namespace="default"), api.list("gadgets", namespace="default")["items"][0],
+                 api.get(beta, "g1", namespace="default")):
+        assert read["spec"] == {"color": "red", "size": 3}
+    assert api.get(beta, "g1", namespace="default")["apiVersion"] == "example.com/v1beta1"
+    assert api.log.get("/registry/gadgets.example.com/default/g1").object == stored
+    # a default added to the storage version's schema later shows on the next read
+    crd = api.get("crd", "gadgets.example.com")
+    crd["spec"]["versions"][2]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["shape"] = {
+        "type": "string", "default": "round"}
+    api.update("crd", crd)
+    assert api.get("gadgets", "g1", namespace="default")["spec"] == {"color": "red", "size": 3, "shape": "round"}

@@ -245,11 +245,12 @@ class APIServer:
             return info
 
     def _out(self, info: ResourceInfo, obj: dict[str, Any]) -> dict[str, Any]:
-        """A stored custom object as read through ``info``'s version (conversion strategy
-        ``None``: only ``apiVersion`` changes); anything else as it is."""
-        if isinstance(info, CustomResourceInfo) and obj.get("apiVersion") != info.api_version \
-                and obj.get("kind") == info.kind:
-            return {**obj, "apiVersion": info.api_version}
+        """A stored custom object as read through ``info``'s version
+        (:meth:`~k8semu.api.customresources.CustomResources.read`: the stored version's pruning
+        and defaults, ``apiVersion`` — conversion strategy ``None`` — and the read version's
+        pruning); anything else as it is."""
+        if isinstance(info, CustomResourceInfo):
+            return self.custom.read(info, obj)
         return obj
 
     def _authz(

@@ -27,8 +27,11 @@ Two halves:
   API server, the HTTP front (routing, discovery, OpenAPI), the manifest reader and the CLI
   consult it after the static table. Objects are stored like every other kind, under
   ``/registry/<plural>.<group>/[<namespace>/]<name>`` (the log format's key scheme), in the
-  storage version; reads through another served version only change ``apiVersion``
-  (conversion strategy ``None``). :func:`prune` drops fields the structural schema does not
+  storage version; a read (:meth:`CustomResources.read`) prunes and defaults the object by the
+  schema of the version it is stored in, sets the ``apiVersion`` read (conversion strategy
+  ``None``) and prunes by that version's schema, as upstream's storage codec; a
+  ``deprecated: true`` version's requests carry a ``Warning`` (:func:`deprecation_warning`, in
+  the info's ``deprecated``). :func:`prune` drops fields the structural schema does not
   declare (unless ``x-kubernetes-preserve-unknown-fields``), :func:`apply_schema_defaults`
   fills ``default:`` values and :func:`validate_schema` checks types, ``required``,
   ``enum``, ``minimum``/``maximum``, lengths, item counts and ``pattern`` with upstream's
@@ -53,7 +56,7 @@ __all__ = [
     "controlled_status", "prune", "apply_schema_defaults", "validate_schema", "validate_custom",
     "prepare_for_create", "prepare_for_update", "version_sort_key", "printer_columns", "table_cells",
     "PATCH_TYPES", "is_established", "set_condition", "generic_meta_errors", "scale_of", "with_spec_replicas",
-    "json_path", "openapi_schema", "schema_name",
+    "json_path", "openapi_schema", "schema_name", "deprecation_warning",
 ]
 
 CRD_GROUP = "apiextensions.k8s.io"
@@ -329,6 +332,29 @@ class CustomResourceInfo(ResourceInfo):
         return "status" in self.subresources
 
 
+def deprecation_warning(crd: dict[str, Any], version: dict[str, Any]) -> str:
+    """The ``Warning`` header apiextensions-apiserver's CRD handler adds to every request to a
+    ``deprecated: true`` version (``""`` when it is not deprecated): the version's
+    ``deprecationWarning``, else upstream's ``defaultDeprecationWarning`` —
+    ``<group>/<version> <Kind> is deprecated``, followed by ``; use <group>/<v> <Kind>`` naming
+    the highest-priority served, non-deprecated version that outranks it, when there is one
+    (``example.org/v1beta1 Widget is deprecated; use example.org/v1 Widget``)."""
+    if not version.get("deprecated"):
+        return ""
+    if isinstance(version.get("deprecationWarning"), str):
+        return version["deprecationWarning"]
+    spec = crd.get("spec") or {}
+    group, kind = spec.get("group") or "", (spec.get("names") or {}).get("kind") or ""
+    name = version.get("name") or ""
+    msg = f"{group}/{name} {kind} is deprecated"
+    better = sorted((v.get("name") or "" for v in spec.get("versions") or ()
+                     if isinstance(v, dict) and v.get("served") and not v.get("deprecated")
+                     and version_sort_key(v.get("name") or "") < version_sort_key(name)), key=version_sort_key)
+    if better:
+        msg += f"; use {group}/{better[0]} {kind}"
+    return msg
+
+
 def _infos_of(crd: dict[str, Any]) -> list[CustomResourceInfo]:
     spec = crd.get("spec") or {}
     names = (crd.get("status") or {}).get("acceptedNames") or spec.get("names") or {}
@@ -350,7 +376,17 @@ def _infos_of(crd: dict[str, Any]) -> list[CustomResourceInfo]:
             columns=tuple(v.get("additionalPrinterColumns") or ()),
             scale=subs.get("scale") if isinstance(subs, dict) else None,
             terminating=terminating, singular_name=names.get("singular") or "",
+            deprecated=deprecation_warning(crd, v),
         ))
+    return out
+
+
+def _version_schemas(crd: dict[str, Any]) -> dict[str, Any]:
+    """Every version's ``openAPIV3Schema`` (served or not: a stored object may be in any)."""
+    out = {}
+    for v in (crd.get("spec") or {}).get("versions") or ():
+        if isinstance(v, dict) and isinstance(v.get("schema"), dict):
+            out[v.get("name") or ""] = v["schema"].get("openAPIV3Schema")
     return out
 
 
@@ -367,6 +403,7 @@ class CustomResources:
         self._rev = -1
         self._infos: tuple[CustomResourceInfo, ...] = ()
         self._crds: tuple[dict[str, Any], ...] = ()
+        self._schemas: dict[str, dict[str, Any]] = {}
 
     def _refresh(self) -> None:
         rev = self.log.last_change(CRD_RESOURCE)
@@ -378,6 +415,7 @@ class CustomResources:
             if is_established(crd):
                 infos.extend(_infos_of(crd))
         self._rev, self._crds, self._infos = rev, crds, tuple(infos)
+        self._schemas = {(c.get("metadata") or {}).get("name") or "": _version_schemas(c) for c in crds}
 
     def crds(self) -> tuple[dict[str, Any], ...]:
         """Every live CRD object, in name order."""
@@ -436,6 +474,31 @@ class CustomResources:
 
     def for_crd(self, crd_name: str) -> list[CustomResourceInfo]:
         return [i for i in self.infos() if i.crd == crd_name]
+
+    def in_category(self, category: str) -> list[CustomResourceInfo]:
+        """The resources (preferred versions) whose CRD lists ``category`` (``all``), in CRD-name order."""
+        return [i for i in self.preferred() if category in i.categories]
+
+    def read(self, info: CustomResourceInfo, obj: dict[str, Any]) -> dict[str, Any]:
+        """A stored custom object as a read through ``info``'s version returns it, as upstream's
+        storage codec decodes it (``crdConversionRESTOptionsGetter``): pruned by the schema of
+        the version it is stored in, that version's structural defaults filled
+        (``unstructuredDefaulter``), converted (strategy ``None``: only ``apiVersion``) and
+        pruned by the schema of the version read (``schemaCoercingConverter``). A copy where
+        anything changes; the stored record is never written back (as upstream, read-time
+        defaults reach etcd only with the object's next write)."""
+        if obj.get("kind") != info.kind:
+            return obj
+        self._refresh()
+        schemas = self._schemas.get(info.crd) or {}
+        group, _, stored = str(obj.get("apiVersion") or "").rpartition("/")
+        if group == info.group and isinstance(schemas.get(stored), dict):
+            obj = apply_schema_defaults(prune(obj, schemas[stored]), schemas[stored])
+        if obj.get("apiVersion") != info.api_version:
+            obj = {**obj, "apiVersion": info.api_version}
+        if stored != info.version and isinstance(info.schema, dict):
+            obj = prune(obj, info.schema)
+        return obj
 
 
 # ---------------------------------------------------------------------------- schemas

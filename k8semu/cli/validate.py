@@ -92,18 +92,29 @@ def load(filename: str, *, recursive: bool = False, directive: str = "Strict") -
     return out
 
 
-def unknown_field_warnings(obj: dict[str, Any]) -> list[str]:
+def unknown_field_warnings(obj: dict[str, Any], api: Any = None) -> list[str]:
     """The server's warnings for ``obj``'s unknown fields under ``fieldValidation=Warn``, in document order.
 
     ``unknown field "spec.foo"`` each (kubectl prints them as ``Warning: …``);
-    none for a kind without a schema here.
+    none for a kind without a schema here. With ``api`` (an APIServer), a custom
+    resource's too: the fields its version's structural schema does not declare
+    (apiextensions-apiserver's pruning, which under ``Warn`` reports each pruned path;
+    none under ``x-kubernetes-preserve-unknown-fields``).
     """
     from ..api.schema import unknown_fields
 
     try:
-        return [f'unknown field "{path}"' for path in unknown_fields(obj, f"{obj['apiVersion']}/{obj['kind']}")]
+        found = unknown_fields(obj, f"{obj['apiVersion']}/{obj['kind']}")
     except (KeyError, TypeError):
-        return []
+        found = []
+    if not found and api is not None and isinstance(obj, dict):
+        info = api.custom.by_kind(obj.get("apiVersion"), obj.get("kind"))
+        if info is not None and isinstance(info.schema, dict):
+            from ..api.customresources import apply_schema_defaults, prune
+
+            found = []
+            prune(apply_schema_defaults(obj, info.schema), info.schema, unknown=found)
+    return [f'unknown field "{path}"' for path in found]
 
 
 def _unvalidated(doc: ManifestDoc, stdin_text: str | None) -> list[ManifestDoc]:

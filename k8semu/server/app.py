@@ -640,7 +640,8 @@ class APIApp:
             if sub == "log":
                 return await self._log(req, ctx, info, ns, name, receive, send)
             if sub == "scale":
-                return await _send_json(send, 200, api.get_scale(info, name, namespace=ns, ctx=ctx))
+                return await _send_json(send, 200, api.get_scale(info, name, namespace=ns, ctx=ctx),
+                                        warnings=ctx.warnings)
             if sub not in ("", "status"):
                 raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
             obj = api.get(info, name, namespace=ns, ctx=ctx, resource_version=q.get("resourceVersion"))
@@ -674,7 +675,8 @@ class APIApp:
             if sub == "scale":
                 replicas = (body.get("spec") or {}).get("replicas", 0)
                 return await _send_json(send, 200, api.update_scale(
-                    info, name, replicas, namespace=ns, ctx=ctx, dry_run=dry_run, field_manager=manager))
+                    info, name, replicas, namespace=ns, ctx=ctx, dry_run=dry_run, field_manager=manager),
+                    warnings=ctx.warnings)
             if sub == "finalize":
                 fins = (body.get("spec") or {}).get("finalizers") or []
                 return await _send_json(send, 200, api.finalize_namespace(name, fins, ctx=ctx))
@@ -693,7 +695,8 @@ class APIApp:
                     f"the body of the request was in an unknown format - accepted media types include: "
                     f"{', '.join(PATCH_TYPES)}")
             if sub == "scale":
-                return await _send_json(send, 200, self._patch_scale(info, ns, name, body, ptype, ctx, dry_run, manager))
+                return await _send_json(send, 200, self._patch_scale(info, ns, name, body, ptype, ctx, dry_run, manager),
+                                        warnings=ctx.warnings)
             code = 200
             if ptype == APPLY_PATCH:
                 if not manager:

@@ -314,6 +314,8 @@ def run(args: argparse.Namespace) -> int:
         cluster.close()
         return 1
 
+    deprecations: set[str] = set()
+
     async def body(rt):
         nonlocal failed
         api = cluster.api
@@ -330,8 +332,13 @@ def run(args: argparse.Namespace) -> int:
                     continue
                 meta = obj.get("metadata") or {}
                 ns = (meta.get("namespace") or args.namespace or "default") if info.namespaced else None
+            if info.deprecated and info.deprecated not in deprecations:
+                # a deprecated version's Warning header (a CRD's ``deprecated: true``), on the first
+                # request for it; kubectl prints each warning text once
+                deprecations.add(info.deprecated)
+                print(f"Warning: {info.deprecated}", file=sys.stderr)
             if validation == "Warn":  # the server's warnings, which kubectl prints as they arrive
-                for warning in unknown_field_warnings(obj):
+                for warning in unknown_field_warnings(obj, api):
                     print(f"Warning: {warning}", file=sys.stderr)
             try:
                 verb = apply_one(api, info, obj, ns, server_side=args.server_side,

@@ -4,7 +4,10 @@ Resource arguments as kubectl takes them: ``get pods``, ``get deploy,svc``,
 ``get deployment.apps web other``, ``get pod/a svc/b``, ``get all`` (pods,
 replicationcontrollers, services, daemonsets, deployments, replicasets,
 statefulsets, horizontalpodautoscalers, cronjobs, jobs — kubectl's ``all``
-category, in a real kube-apiserver's discovery order). Tables are the server's
+category, in a real kube-apiserver's discovery order — then the custom resources
+whose CRD lists ``categories: [all]``). A deprecated version's warning (a CRD's
+``deprecated: true``) is printed as kubectl prints the server's ``Warning``
+header: ``Warning: …`` on stderr. Tables are the server's
 (:func:`~k8semu.api.tables.table_for`) printed as kubectl prints them: one
 table per kind, blank-line separated, ``kind/name`` names when several kinds;
 ``-L a,b`` (or ``-L a -L b``) adds a column per label key.
@@ -88,7 +91,11 @@ def resolve_types(text: str, api: Any = None) -> list[ResourceInfo]:
         if not part:
             continue
         if part.lower() == "all":
+            # then the custom resources whose CRD lists ``categories: [all]``, as kubectl expands
+            # the category from discovery (the CRD groups come after the built-in ones)
             infos = [lookup(n)[0] for n in ALL_CATEGORY]
+            if api is not None:
+                infos += api.custom.in_category("all")
         else:
             found = lookup(part) or (api.custom.lookup(part) if api is not None else [])
             if not found:
@@ -480,6 +487,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         cluster = open_cluster(args, read_only=not args.watch)
     api = cluster.api
+    if any(part.strip().lower() == "all" for part in args.resources[0].split(",")) and "/" not in args.resources[0]:
+        targets = parse_targets(args.resources, api)  # ``all`` takes in the CRDs of that category
+    _deprecation_warnings(targets)
     failed: list[int] = []
     groups = [(info, _fetch(api, info, names, args, failed)) for info, names in targets]
     named = any(names for _, names in targets)
@@ -495,6 +505,18 @@ def run(args: argparse.Namespace) -> int:
         code = _watch(cluster, targets, args) or code
     cluster.close()
     return 1 if failed else code
+
+
+def _deprecation_warnings(targets: list[tuple[ResourceInfo, list[str]]]) -> None:
+    """The ``Warning`` header the server sends with each request to a deprecated version (a
+    CRD's ``deprecated: true`` version: ``example.org/v1beta1 Widget is deprecated; use
+    example.org/v1 Widget`` or its ``deprecationWarning``; ``v1 ComponentStatus is deprecated
+    in v1.19+``), printed as kubectl prints it: ``Warning: …`` on stderr, each text once."""
+    seen: set[str] = set()
+    for info, _ in targets:
+        if info.deprecated and info.deprecated not in seen:
+            seen.add(info.deprecated)
+            print(f"Warning: {info.deprecated}", file=sys.stderr)
 
 
 def _watch(cluster: Any, targets: list[tuple[ResourceInfo, list[str]]], args: argparse.Namespace) -> int:
@@ -528,6 +550,8 @@ def _watch(cluster: Any, targets: list[tuple[ResourceInfo, list[str]]], args: ar
         obj = rec.object
         if not matches(obj):
             return
+        if getattr(info, "crd", ""):  # a custom object as read through the version asked for
+            obj = cluster.api.custom.read(info, obj)
         now = cluster.api.epoch + timedelta(seconds=rec.time)
         fmt = args.output or ""
         if printer in ("jsonpath", "jsonpath-as-json", "go-template", "custom-columns"):
