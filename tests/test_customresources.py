@@ -13,6 +13,7 @@ import copy
 import orjson
 import pytest
 from ruamel.yaml import YAML
+from test_server import ADMIN, call_json, call_raw
 
 from k8semu.api import errors
 from k8semu.api.apiserver import JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APIServer, RequestContext
@@ -20,33 +21,7 @@ from k8semu.api.auth import admin
 from k8semu.server.app import APIApp
 from k8semu.store import EventLog
 
-ADMIN = "admin-token"
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
-
-
-async def call_json(app, method, path, body=None, *, accept="application/json", ctype="application/json"):
-    """One request through the ASGI app as the admin; returns (status, decoded body)."""
-    import trio
-
-    path, _, qs = path.partition("?")
-    headers = [(b"accept", accept.encode()), (b"content-type", ctype.encode()),
-               (b"authorization", f"Bearer {ADMIN}".encode())]
-    data = orjson.dumps(body) if body is not None else b""
-    scope = {"type": "http", "method": method, "path": path, "query_string": qs.encode(), "headers": headers}
-    sent, done = [], False
-
-    async def receive():
-        nonlocal done
-        if not done:
-            done = True
-            return {"type": "http.request", "body": data, "more_body": False}
-        await trio.sleep_forever()
-
-    async def send(msg):
-        sent.append(msg)
-
-    await app(scope, receive, send)
-    return sent[0]["status"], orjson.loads(b"".join(m.get("body", b"") for m in sent[1:]))
 
 CRONTAB_CRD = {
     "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
@@ -570,29 +545,9 @@ GADGET = {"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name":
 
 
 async def call_with_headers(app, method, path, body=None):
-    """One JSON request through the ASGI app as the admin; returns (status, body, Warning header values)."""
-    import trio
-
-    path, _, qs = path.partition("?")
-    headers = [(b"accept", b"application/json"), (b"content-type", b"application/json"),
-               (b"authorization", f"Bearer {ADMIN}".encode())]
-    data = orjson.dumps(body) if body is not None else b""
-    scope = {"type": "http", "method": method, "path": path, "query_string": qs.encode(), "headers": headers}
-    sent, done = [], False
-
-    async def receive():
-        nonlocal done
-        if not done:
-            done = True
-            return {"type": "http.request", "body": data, "more_body": False}
-        await trio.sleep_forever()
-
-    async def send(msg):
-        sent.append(msg)
-
-    await app(scope, receive, send)
-    warnings = [v.decode() for k_, v in sent[0].get("headers", ()) if k_.lower() == b"warning"]
-    return sent[0]["status"], orjson.loads(b"".join(m.get("body", b"") for m in sent[1:])), warnings
+    """One JSON request as the admin; returns (status, body, the Warning header values)."""
+    code, headers, data = await call_raw(app, method, path, body)
+    return code, orjson.loads(data), [v.decode() for k_, v in headers if k_.lower() == b"warning"]
 
 
 def test_deprecation_warning_texts_follow_upstreams_crd_handler():

@@ -39,8 +39,15 @@ def app():
     return APIApp(cluster.api, tokens)
 
 
-async def call(app, method, path, body=None, *, token=ADMIN, accept="application/json", ctype="application/json"):
-    """One request through the ASGI app; returns (status, headers, body bytes)."""
+async def call(app, method, path, body=None, **kw):
+    """One request through the ASGI app; returns (status, headers as a dict, body bytes)."""
+    code, headers, data = await call_raw(app, method, path, body, **kw)
+    return code, dict(headers), data
+
+
+async def call_raw(app, method, path, body=None, *, token=ADMIN, accept="application/json",
+                   ctype="application/json"):
+    """One request through the ASGI app; returns (status, header pairs as sent, body bytes)."""
     path, _, qs = path.partition("?")
     headers = [(b"accept", accept.encode()), (b"content-type", ctype.encode())]
     if token:
@@ -62,7 +69,7 @@ async def call(app, method, path, body=None, *, token=ADMIN, accept="application
 
     await app(scope, receive, send)
     start = sent[0]
-    return start["status"], dict(start["headers"]), b"".join(m.get("body", b"") for m in sent[1:])
+    return start["status"], list(start["headers"]), b"".join(m.get("body", b"") for m in sent[1:])
 
 
 async def call_json(app, method, path, body=None, **kw):
