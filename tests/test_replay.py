@@ -343,5 +343,7 @@ def test_a_custom_object_written_through_another_version_replays(capsys, tmp_pat
     capsys.readouterr()
     stored = open_log(path).get("/registry/widgets.example.com/default/w").object
     assert stored["apiVersion"] == "example.com/v1" and stored["spec"]["anything"] == [1, 2]
+    # its manager wrote v1beta1, as its managedFields entry says (upstream records the request's version)
+    assert [e["apiVersion"] for e in stored["metadata"]["managedFields"]] == ["example.com/v1beta1"]
     code, out, _ = k(capsys, "replay", path)
     assert code == 0 and out.startswith("identical ("), out

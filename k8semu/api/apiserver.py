@@ -381,7 +381,7 @@ class APIServer:
         if self.log.get(key) is not None:
             raise errors.AlreadyExists.of(info.plural, info.group, name)
         obj = self._allocate(info, obj, None)
-        obj = self._track(None, obj, ctx, field_manager, "")
+        obj = self._track(None, obj, ctx, field_manager, "", info)
         if dry_run:
             return self._out(info, obj)
         share_equal_parts(obj, None)
@@ -870,7 +870,7 @@ class APIServer:
         self._validate_for(info, obj, old)
         self.admission.validate("update", info, obj, old, ctx)
         obj = self._allocate(info, obj, old)
-        obj = self._track(old, obj, ctx, field_manager, subresource)
+        obj = self._track(old, obj, ctx, field_manager, subresource, info)
         # a finalizing object whose last finalizer is gone is deleted now
         new_meta = _meta(obj)
         if new_meta.get("deletionTimestamp") and not new_meta.get("finalizers") and (
@@ -1393,12 +1393,20 @@ class APIServer:
 
     # ------------------------------------------------------------------ managed fields
     def _track(self, old: dict[str, Any] | None, obj: dict[str, Any], ctx: RequestContext,
-               field_manager: str | None, subresource: str) -> dict[str, Any]:
-        """Record the write in ``metadata.managedFields`` (server-side apply's bookkeeping)."""
+               field_manager: str | None, subresource: str, info: ResourceInfo | None = None) -> dict[str, Any]:
+        """Record the write in ``metadata.managedFields`` (server-side apply's bookkeeping). The
+        entry names the version the request was made in (``info``'s): a custom object is stored
+        in its storage version, but its manager wrote, say, ``example.com/v1beta1``."""
         if not self.track_managed_fields or field_manager == _APPLIED:
             return obj
         from .apply import track_update
 
+        stored = obj.get("apiVersion")
+        if isinstance(info, CustomResourceInfo) and info.api_version != stored:
+            tracked = track_update(old, {**obj, "apiVersion": info.api_version},
+                                   field_manager or _default_manager(ctx), None, self.timestamp(),
+                                   subresource=subresource)
+            return {**tracked, "apiVersion": stored}
         return track_update(old, obj, field_manager or _default_manager(ctx), None,
                             self.timestamp(), subresource=subresource)
 
