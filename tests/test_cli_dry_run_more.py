@@ -285,3 +285,17 @@ def test_rollout_undo_client_dry_run_of_a_paused_deployment_still_prints_the_tem
     assert _dry(k, "rollout", "undo", "deployment/web", "--dry-run=server") == (1, [], [
         "error: you cannot rollback a paused deployment; resume it first with 'kubectl rollout resume' and "
         "try again"])
+
+
+@pytest.mark.parametrize("argv", [
+    ["create", "deployment", "d", "--image=nginx", "--dry-run=client"],
+    ["apply", "-f", WEB, "--dry-run=server"],
+])
+def test_a_dry_run_on_a_missing_cluster_leaves_no_cluster_behind(tmp_path, capsys, argv):
+    from k8semu.cli.main import main
+
+    path = tmp_path / "none" / "c.log"
+    path.parent.mkdir()
+    assert main(["--cluster", str(path), *map(str, argv)]) == 0
+    assert "dry run)" in capsys.readouterr().out
+    assert list(path.parent.iterdir()) == []

@@ -64,6 +64,7 @@ from typing import Any, Awaitable, Callable, TypeVar
 
 from ..sim.cluster import DEFAULT_CLUSTER_PATH, Cluster
 from ..sim.runtime import Runtime, run_cluster
+from ..store.snapshot import snapshot_path
 
 __all__ = ["cluster_path", "cluster_label", "check_cluster_path", "PathError", "cluster_os_error",
            "os_error_text", "os_error_reason", "open_log_file",
@@ -282,8 +283,13 @@ def _open_cluster(args: argparse.Namespace, path: Path, *, create: bool, read_on
     def close_and_unlock() -> None:
         try:
             close()
+            if getattr(cluster, "remove_on_close", False):  # made for a dry run: leave nothing behind
+                for leftover in (path, snapshot_path(path)):
+                    leftover.unlink(missing_ok=True)
         finally:
             lock.release()
+            if getattr(cluster, "remove_on_close", False):
+                lock_path(path).unlink(missing_ok=True)
 
     cluster.close = close_and_unlock  # type: ignore[method-assign]  # the lock lives as long as the open log
     return cluster
@@ -457,6 +463,8 @@ def run_session(
             raise
         if savepoint is not None and (discard or changed_nothing()) and stopper.signum is None:
             log.rollback(savepoint)
+            if discard and getattr(cluster, "opened_as", None) == "create":
+                cluster.remove_on_close = True  # a dry run does not leave a cluster it had to create
             return result, quiet  # type: ignore[return-value]
         end: dict[str, Any] = {"type": "SESSION", "event": "end", "rev": log.revision, "t": cluster.time,
                                "settled": ok}
