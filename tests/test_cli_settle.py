@@ -261,3 +261,11 @@ def _go(seconds: float) -> str:
     from k8semu.cli.durations import go_duration
 
     return go_duration(seconds)
+
+
+def test_points_print_to_the_millisecond():
+    # records serve wrote carry the wall clock's nanoseconds; timeline/history/bisect print ms
+    from k8semu.cli.durations import point_time
+
+    assert point_time(60437153.338569616) == "16788h5m53.339s"
+    assert point_time(29.988) == "29.988s" and point_time(61.0) == "1m1s" and point_time(0.0) == "0s"

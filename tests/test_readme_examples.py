@@ -33,8 +33,6 @@ def test_quick_start_output_and_the_bisect_example(tmp_path, capsys):
     assert args[0] == ".k8semu/cluster.log"
     rc, out, _ = k("bisect", str(k.path), *args[1:])
     assert rc == 0
-    assert re.fullmatch(r'"deployment/web available<2" first holds at revision \d+ \(t=51s; \d+ checks\)', out[0])
-    assert out[1] == "  MODIFIED deployment.apps/web by deployment-controller"
-    # without --from the condition is true from the Deployment's creation: why the example has one
-    rc, out, _ = k("bisect", str(k.path), "--until", "deployment/web available<2")
-    assert "(t=0s;" in out[0] and out[1] == "  ADDED deployment.apps/web by user:kubernetes-admin"
+    # NotReady 40 s after its last heartbeat (node-monitor-grace-period), marked by the node controller
+    assert re.fullmatch(rf'"node/{stop} notready" first holds at revision \d+ \(t=51s; \d+ checks\)', out[0])
+    assert out[1] == f"  MODIFIED node/{stop} by node-lifecycle-controller"

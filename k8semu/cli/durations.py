@@ -68,6 +68,13 @@ def go_duration(seconds: float) -> str:
     return f"{sign}{secs}s"
 
 
+def point_time(seconds: float) -> str:
+    """A point's virtual time as the time-travel commands print it: :func:`go_duration` to the
+    millisecond (records ``serve`` wrote carry the wall clock's fractions: ``16788h5m53.339s``,
+    not ``16788h5m53.338569616s``)."""
+    return go_duration(round(seconds, 3))
+
+
 def _trim(x: float) -> str:
     text = f"{x:.9f}".rstrip("0").rstrip(".")
     return text or "0"

@@ -27,7 +27,7 @@ from __future__ import annotations
 import argparse
 
 from ..output import die
-from ..durations import go_duration
+from ..durations import point_time
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
                                      else "")
 
     def at(r: int) -> str:
-        return f"revision {r}, t={go_duration(log.record(r).time if r else 0.0)}"
+        return f"revision {r}, t={point_time(log.record(r).time if r else 0.0)}"
 
     def never_exists() -> str:
         return "" if log.history(cond.key) else f"; {what} never exists in this log"
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
                        f"between{never_exists()}")
         rec = log.record(stop)
         made = f"; {rec.type} {describe_key(rec.key)} by {rec.actor}" if rec.key == cond.key else ""
-        until = f"until revision {stop} (t={go_duration(rec.time)}{made})"
+        until = f"until revision {stop} (t={point_time(rec.time)}{made})"
         again = bisect_log(log, cond, stop, res.end, linear=args.linear)
         if again.revision is None:
             return die(f'"{c}" holds from {start} {until}, and does not hold again '
@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
         first = "first holds at"
     rec = log.record(res.revision) if res.revision else None
     print(f'"{c}" {first} revision {res.revision} '
-          f"(t={go_duration(rec.time if rec else 0.0)}; {checks} checks)")
+          f"(t={point_time(rec.time if rec else 0.0)}; {checks} checks)")
     if rec is not None:
         late = "" if rec.key == cond.key else " (time passing made it true: the first write since)"
         print(f"  {rec.type} {describe_key(rec.key)} by {rec.actor}{late}")

@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from ...timeline import cluster_diff
     from ...timeline.history import logs_diff
     from ...timeline.view import PointError, time_of
-    from ..durations import go_duration
+    from ..durations import point_time
 
     if args.against is not None and args.start is not None:
         return die("--from cannot be used with --against: two logs are compared at one point, "
@@ -73,8 +73,8 @@ def run(args: argparse.Namespace) -> int:
                 except PointError as e:
                     raise PointError(f"{args.against}: {e}") from None
                 diff = logs_diff(log, a, other, b)
-                header = (f"revision {a} (t={go_duration(time_of(log, a))}) → {args.against} revision {b} "
-                          f"(t={go_duration(time_of(other, b))})")
+                header = (f"revision {a} (t={point_time(time_of(log, a))}) → {args.against} revision {b} "
+                          f"(t={point_time(time_of(other, b))})")
             finally:
                 other.close()
     finally:

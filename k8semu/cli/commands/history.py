@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..durations import go_duration
+from ..durations import point_time
 from ..output import die
 from ..session import open_cluster
 
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
                    f"(its writes: revision {versions[0].revision} to {versions[-1].revision})")
     for v in shown:
         uid = (v.object.get("metadata") or {}).get("uid") if v.type == "ADDED" else None
-        print(f"revision {v.revision}  t={go_duration(v.time)}  {v.actor}  {v.type}" + (f"  uid {uid}" if uid else ""))
+        print(f"revision {v.revision}  t={point_time(v.time)}  {v.actor}  {v.type}" + (f"  uid {uid}" if uid else ""))
         if not args.no_diff:
             for c in v.changes:
                 print(f"  {c}")

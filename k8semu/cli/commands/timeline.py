@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..durations import go_duration
+from ..durations import point_time
 from ..session import open_cluster
 
 
@@ -40,7 +40,7 @@ def line(rec) -> str:
     if parts[2] in ("events", "events.events.k8s.io") and rec.type != "DELETED":
         o = rec.object
         extra = f"  {o.get('reason', '')}: {(o.get('message') or o.get('note') or '').strip()}"
-    return f"{rec.revision:>7}  {go_duration(rec.time):>10}  {rec.actor:<28} {rec.type:<8} {what}{extra}"
+    return f"{rec.revision:>7}  {point_time(rec.time):>10}  {rec.actor:<28} {rec.type:<8} {what}{extra}"
 
 
 def _point(log, text: str, flag: str) -> int:

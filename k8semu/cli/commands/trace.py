@@ -19,7 +19,7 @@ import argparse
 
 from ..output import die
 from ..session import open_cluster
-from ..durations import go_duration
+from ..durations import point_time
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -59,15 +59,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"pod {args.namespace}/{name} had {len(incs)} incarnations (deleted and created again); "
               f"tracing {which} (choose with --uid UID or --at POINT):")
         for inc in incs:
-            gone = (f", deleted at revision {inc.deleted} (t={go_duration(inc.deleted_time or 0.0)})"
+            gone = (f", deleted at revision {inc.deleted} (t={point_time(inc.deleted_time or 0.0)})"
                     if inc.deleted is not None else "")
             print(f"  {'*' if inc is chosen else ' '} uid {inc.uid}  created at revision {inc.created} "
-                  f"(t={go_duration(inc.time)}){gone}")
+                  f"(t={point_time(inc.time)}){gone}")
     for s in steps:
         if s.revision is None:
             print(f"{s.number:>2}. {s.title:<52} —")
             continue
-        print(f"{s.number:>2}. {s.title:<52} t={go_duration(s.time or 0.0):<10} rev {s.revision:<7} {s.actor}")
+        print(f"{s.number:>2}. {s.title:<52} t={point_time(s.time or 0.0):<10} rev {s.revision:<7} {s.actor}")
         if s.detail:
             print(f"    {s.detail}")
     return 0
