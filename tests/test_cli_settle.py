@@ -263,9 +263,10 @@ def _go(seconds: float) -> str:
     return go_duration(seconds)
 
 
-def test_points_print_to_the_millisecond():
-    # records serve wrote carry the wall clock's nanoseconds; timeline/history/bisect print ms
+def test_points_print_to_the_microsecond():
+    # records serve wrote carry float noise below the microsecond; timeline/history/bisect drop it
     from k8semu.cli.durations import point_time
 
-    assert point_time(60437153.338569616) == "16788h5m53.339s"
+    assert point_time(60437153.338569616) == "16788h5m53.33857s"
+    assert point_time(1.250123) == "1.250123s"  # an audit log's microseconds stay
     assert point_time(29.988) == "29.988s" and point_time(61.0) == "1m1s" and point_time(0.0) == "0s"

@@ -70,9 +70,10 @@ def go_duration(seconds: float) -> str:
 
 def point_time(seconds: float) -> str:
     """A point's virtual time as the time-travel commands print it: :func:`go_duration` to the
-    millisecond (records ``serve`` wrote carry the wall clock's fractions: ``16788h5m53.339s``,
-    not ``16788h5m53.338569616s``)."""
-    return go_duration(round(seconds, 3))
+    microsecond, the precision of the times recorded elsewhere (audit logs); records ``serve``
+    wrote carry the float noise of the wall clock below it (``16788h5m53.33857s``, not
+    ``16788h5m53.338569616s``)."""
+    return go_duration(round(seconds, 6))
 
 
 def _trim(x: float) -> str:
