@@ -611,6 +611,12 @@ def test_cli_apply_validate_warn_reports_a_custom_objects_unknown_fields(k, tmp_
                               ['Warning: unknown field "spec.bogus"'])
     rc, out, _ = k("get", "ct", "my-new-cron-object", "-o", "jsonpath={.spec}")
     assert "bogus" not in out[0]
+    # create -f and replace -f warn the same way
+    rc, _, err = k("replace", "-f", f, "--validate=warn")
+    assert rc == 0 and err == ['Warning: unknown field "spec.bogus"']
+    k("delete", "ct", "my-new-cron-object")
+    rc, _, err = k("create", "-f", f, "--validate=warn")
+    assert rc == 0 and err == ['Warning: unknown field "spec.bogus"']
 
 
 def test_cli_get_all_includes_custom_resources_of_the_all_category(k, tmp_path):

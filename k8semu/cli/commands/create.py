@@ -359,7 +359,7 @@ def run(args: argparse.Namespace) -> int:
             if info.namespaced:
                 ns = (obj.get("metadata") or {}).get("namespace") or args.namespace or "default"
             if source is not None and validation == "Warn":
-                for warning in unknown_field_warnings(obj):
+                for warning in unknown_field_warnings(obj, api):
                     print(f"Warning: {warning}", file=sys.stderr)
             try:
                 if dry_run == "client":  # what would be sent (kubectl's builder sets a manifest's namespace)

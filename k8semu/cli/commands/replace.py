@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         for t in resolve_args(api, args):
             context = f'error when replacing "{t.source}": '
             if validation == "Warn":
-                for warning in unknown_field_warnings(t.obj):
+                for warning in unknown_field_warnings(t.obj, api):
                     print(f"Warning: {warning}", file=sys.stderr)
             try:
                 if args.force:
