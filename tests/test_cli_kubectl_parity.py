@@ -17,7 +17,8 @@ import pytest
 from conftest import Kubectl
 from k8semu.cli.gotemplate import TemplateExecError, TemplateParseError, go_sprintf, parse_template
 from k8semu.cli.main import main
-from k8semu.cli.printing import go_float, go_sharp_v, jsonpath_text, parse_jsonpath
+from k8semu.api.gofmt import go_float, go_sharp_v
+from k8semu.api.jsonpath import jsonpath_text, parse_jsonpath
 
 EXTRAS = """\
 apiVersion: v1

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from test_cli_get import k, lab, lab_file, pod_names  # noqa: F401  (fixtures)
 
-from k8semu.cli.printing import jsonpath_text, to_json, to_yaml
+from k8semu.api.jsonpath import jsonpath_text
+from k8semu.cli.printing import to_json, to_yaml
 from k8semu.sim.cluster import Cluster
 
 

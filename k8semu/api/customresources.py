@@ -48,6 +48,7 @@ from typing import Any, Iterable
 import attrs
 
 from .errors import FieldError
+from .jsonpath import NIL, JSONPathError, parse_jsonpath
 from .resources import ResourceInfo
 
 __all__ = [
@@ -814,40 +815,21 @@ def printer_columns(info: CustomResourceInfo) -> list[dict[str, Any]]:
     return cols
 
 
-_STEP = re.compile(r"\.([A-Za-z0-9_\-/]+)|\[(\d+)\]|\[\?\(@\.([A-Za-z0-9_.\-]+)\s*==\s*['\"]([^'\"]*)['\"]\)\]|\['([^']+)'\]")
-
-
 def json_path(obj: Any, path: str) -> Any:
-    """A printer column's ``jsonPath`` (``.spec.replicas``, ``.status.conditions[0].type``,
-    ``.status.conditions[?(@.type=="Ready")].status``); ``...`` when absent."""
+    """A printer column's or scale path's ``jsonPath`` (``.spec.replicas``,
+    ``.status.conditions[?(@.type=="Ready")].status``) as apiextensions-apiserver evaluates it
+    (client-go's JSONPath, :mod:`k8semu.api.jsonpath`, on ``{PATH}``): the first value found;
+    ``...`` when there is none or the path does not parse."""
     p = path.strip()
-    if p.startswith("{") and p.endswith("}"):
-        p = p[1:-1]
-    cur: Any = obj
-    pos = 0
-    while pos < len(p):
-        m = _STEP.match(p, pos)
-        if m is None:
-            return ...
-        pos = m.end()
-        key, idx, fkey, fval, quoted = m.groups()
-        if key is not None or quoted is not None:
-            k = key if key is not None else quoted
-            if not isinstance(cur, dict) or k not in cur:
-                return ...
-            cur = cur[k]
-        elif idx is not None:
-            if not isinstance(cur, list) or int(idx) >= len(cur):
-                return ...
-            cur = cur[int(idx)]
-        else:
-            if not isinstance(cur, list):
-                return ...
-            hit = [e for e in cur if isinstance(e, dict) and str(json_path(e, "." + fkey)) == fval]
-            if not hit:
-                return ...
-            cur = hit[0]
-    return cur
+    if not (p.startswith("{") and p.endswith("}")):
+        p = "{" + p + "}"
+    try:
+        results = parse_jsonpath(p).find_results(obj)
+    except JSONPathError:
+        return ...
+    if not results or not results[0]:
+        return ...
+    return None if results[0][0] is NIL else results[0][0]
 
 
 def table_cells(info: CustomResourceInfo, obj: dict[str, Any], now: Any) -> list[Any]:

@@ -38,7 +38,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from .printing import go_float, go_quote, go_v
+from ..api.gofmt import go_float, go_quote, go_sharp_v, go_v
 
 __all__ = ["TemplateError", "TemplateParseError", "TemplateExecError", "Template", "parse_template",
            "go_sprintf"]
@@ -1564,8 +1564,6 @@ def _format_one(verb: str, flags: str, prec: str | None, arg: Any) -> str:
     p = int(prec) if prec not in (None, "") else (0 if prec == "" else None)
     if verb == "v":
         if "#" in flags:
-            from .printing import go_sharp_v
-
             return go_sharp_v(arg)
         return _print_value(arg) if arg is not MISSING else "<nil>"
     if verb == "T":

@@ -231,17 +231,7 @@ def document(group: str, version: str) -> dict[str, Any] | None:
         schema = b.schemas[b.names[cls]]
         schema["x-kubernetes-group-version-kind"] = [{"group": r.group, "version": r.version, "kind": r.kind}]
         schema["properties"]["apiVersion"]["type"] = "string"
-    status = f"{_META}.Status"
-    b.schemas.setdefault(status, {"type": "object", "properties": {
-        "kind": {"type": "string"}, "apiVersion": {"type": "string"}, "status": {"type": "string"},
-        "message": {"type": "string"}, "reason": {"type": "string"}, "code": {"type": "integer", "format": "int32"}},
-        "x-kubernetes-group-version-kind": [{"group": "", "version": "v1", "kind": "Status"}]})
-    return {
-        "openapi": "3.0.0",
-        "info": {"title": "Kubernetes", "version": "v1.33.1"},
-        "paths": paths,
-        "components": {"schemas": dict(sorted(b.schemas.items()))},
-    }
+    return _document(b, paths, "Kubernetes", "v1.33.1")
 
 
 @functools.cache
@@ -301,14 +291,19 @@ def custom_document(group: str, version: str, custom: list[ResourceInfo]) -> dic
                     if op["x-kubernetes-action"] == "patch":
                         op["requestBody"]["content"].pop("application/strategic-merge-patch+json", None)
         paths.update(cls_paths)
-    status = f"{_META}.Status"
-    b.schemas.setdefault(status, {"type": "object", "properties": {
+    return _document(b, paths, "Kubernetes CRD Swagger", "v0.1.0")
+
+
+def _document(b: Any, paths: dict[str, Any], title: str, version: str) -> dict[str, Any]:
+    """An OpenAPI v3 document of ``paths`` and the schemas ``b`` collected (with meta/v1 Status,
+    which every operation's error responses name)."""
+    b.schemas.setdefault(f"{_META}.Status", {"type": "object", "properties": {
         "kind": {"type": "string"}, "apiVersion": {"type": "string"}, "status": {"type": "string"},
         "message": {"type": "string"}, "reason": {"type": "string"}, "code": {"type": "integer", "format": "int32"}},
         "x-kubernetes-group-version-kind": [{"group": "", "version": "v1", "kind": "Status"}]})
     return {
         "openapi": "3.0.0",
-        "info": {"title": "Kubernetes CRD Swagger", "version": "v0.1.0"},
+        "info": {"title": title, "version": version},
         "paths": paths,
         "components": {"schemas": dict(sorted(b.schemas.items()))},
     }

@@ -47,9 +47,9 @@ from ...api.resources import ResourceInfo, lookup
 from ...api.tables import render_table, table_for
 from ..durations import parse_duration
 from ..output import die, server_error
-from ..printing import (JSONPathError, JSONPathParseError, custom_columns, go_json, go_quote, go_v,
-                        jsonpath_exec_error, list_object, name_of, parse_jsonpath,
-                        sort_by, strip_managed_fields, to_json, to_yaml)
+from ...api.gofmt import go_json, go_quote, go_v
+from ...api.jsonpath import JSONPathError, JSONPathParseError, jsonpath_exec_error, parse_jsonpath
+from ..printing import custom_columns, list_object, name_of, sort_by, strip_managed_fields, to_json, to_yaml
 from ..session import open_cluster, run_session
 from ..targets import intermixed
 

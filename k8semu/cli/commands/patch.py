@@ -52,7 +52,7 @@ def _quote_char(c: str) -> str:
         return "'\\''"
     if c == '"':
         return "'\"'"
-    from ..printing import go_quote
+    from ...api.gofmt import go_quote
 
     return "'" + go_quote(c)[1:-1] + "'"
 

@@ -24,7 +24,7 @@ from ...api import errors
 from ...timeline.rerun import ClientWaits
 from ..durations import parse_duration
 from ..output import die, display_name, server_error
-from ..printing import JSONPathError, jsonpath_text
+from ...api.jsonpath import JSONPathError, jsonpath_text
 from ..session import open_cluster, run_session
 from ..targets import intermixed
 from .get import UnknownType, parse_targets
