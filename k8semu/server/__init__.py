@@ -8,9 +8,11 @@ Modules:
 * :mod:`.metrics` — metrics-server's ``metrics.k8s.io/v1beta1`` (``kubectl top``);
 * :mod:`.openapi` — OpenAPI v3 documents generated from :mod:`k8semu.api.schema`;
 * :mod:`.pki` — CA, serving certificate, tokens and the kubeconfig;
-* :mod:`.run` — Hypercorn's Trio worker around the app, inside the cluster's ``trio.run``;
+* :mod:`.run` — the listening server around the app, inside the cluster's ``trio.run``;
 * :mod:`.upgrade` — the connections' front: HTTP/1.1 upgrades Hypercorn cannot hand to ASGI
-  (SPDY/3.1) go to the app's own handlers, everything else to Hypercorn;
+  (SPDY/3.1) go to the app's own handlers, plain HTTP/1.1 to :mod:`.http1`, HTTP/2 and
+  WebSocket to Hypercorn;
+* :mod:`.http1` — HTTP/1.1 keep-alive connections served with h11, one task each;
 * :mod:`.remotecommand` — ``pods/NAME/exec`` (``kubectl exec``) over WebSocket and SPDY.
 """
 

@@ -770,6 +770,8 @@ class APIApp:
         async def write(data: bytes) -> None:
             await send({"type": "http.response.body", "body": data, "more_body": True})
 
+        await write(b"")  # the head goes out now: a client's watch is established before any event
+
         gone = False
         async with trio.open_nursery() as nursery:
             async def watch_client() -> None:

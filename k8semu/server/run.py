@@ -1,9 +1,10 @@
-"""Running the HTTP(S) server: Hypercorn's Trio worker around :class:`~k8semu.server.app.APIApp`.
+"""Running the HTTP(S) server around :class:`~k8semu.server.app.APIApp` (HTTP/1.1 through
+:mod:`.http1`, HTTP/2 and WebSocket through Hypercorn's Trio worker; see :mod:`.upgrade`).
 
 :func:`serve_api` runs inside the cluster's ``trio.run`` (next to every
 component, see :func:`k8semu.sim.runtime.run_cluster`), so API requests and
 controllers share one event loop and one clock. The clock runs in real-time
-mode at ``speed`` virtual seconds per wall second; Hypercorn's own timers
+mode at ``speed`` virtual seconds per wall second; the servers' timers
 (keep-alive, TLS handshake, graceful shutdown) read the same clock, so they
 are scaled by ``speed`` to stay wall-clock durations.
 """

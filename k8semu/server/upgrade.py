@@ -1,4 +1,4 @@
-"""HTTP/1.1 upgrades that Hypercorn cannot hand to an ASGI app, such as SPDY/3.1.
+"""The connections' front: who serves each connection, chosen from its first request.
 
 kube-apiserver (Go's ``net/http``) lets a handler hijack the connection: a
 ``POST …/pods/NAME/exec`` with ``Connection: Upgrade`` and ``Upgrade:
@@ -10,15 +10,21 @@ WebSocket itself and gives the app only their messages.
 So :func:`serve` takes the listening sockets from Hypercorn's ``Config`` and
 looks at each connection first. client-go dials a fresh connection for every
 upgrade (its SPDY round tripper and its WebSocket dialer both do), and an
-upgrade's request is the first one on its connection; so only the first
-request head of an HTTP/1.1 connection is read here (with h11; HTTP/2
-connections, chosen by ALPN, are not looked at). If ``raw_upgrade(request)``
-returns a handler, the handler owns the connection (:class:`UpgradeRequest`
-answers it, or switches protocols and hands over a :class:`Transport`);
-otherwise the bytes read so far are replayed into Hypercorn's own connection
-handler (``hypercorn.trio.tcp_server.TCPServer``), which serves the rest as
-usual. Shutdown follows Hypercorn's: stop accepting, let idle keep-alive
-connections close, cancel what is left after ``config.graceful_timeout``.
+upgrade's request is the first one on its connection; so the first request
+head of an HTTP/1.1 connection is read here (with h11), and then:
+
+- an upgrade to another protocol than WebSocket (SPDY): if ``raw_upgrade(request)``
+  returns a handler, the handler owns the connection (:class:`UpgradeRequest`
+  answers it, or switches protocols and hands over a :class:`Transport`);
+- a WebSocket or ``h2c`` upgrade, bytes that are not a request, and HTTP/2
+  connections (chosen by ALPN, not looked at): Hypercorn's own connection
+  handler (``hypercorn.trio.tcp_server.TCPServer``), with the bytes read so far
+  replayed into it;
+- every other request: :func:`.http1.serve_connection` serves it and the rest
+  of the keep-alive connection, at a fraction of Hypercorn's cost per request.
+
+Shutdown follows Hypercorn's: stop accepting, let idle keep-alive connections
+close, cancel what is left after ``config.graceful_timeout``.
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ from typing import Any
 
 import h11
 import trio
+
+from . import http1
 
 __all__ = ["Transport", "UpgradeRequest", "serve"]
 
@@ -201,7 +209,8 @@ async def serve(app: Any, config: Any, *, raw_upgrade: Callable[[UpgradeRequest]
 
     ``raw_upgrade(request)`` is asked about each HTTP/1.1 connection's first request that carries
     ``Connection: Upgrade`` with an ``Upgrade`` other than ``websocket`` / ``h2c``: a handler it
-    returns is awaited and owns the connection; ``None`` leaves the request to Hypercorn.
+    returns is awaited and owns the connection; with ``None`` the request is served as any other
+    plain HTTP/1.1 request (by :mod:`.http1`).
     ``task_status.started`` gets the bound URLs (``https://127.0.0.1:6443``).
     """
     from hypercorn.trio.tcp_server import TCPServer
@@ -225,6 +234,8 @@ async def serve(app: Any, config: Any, *, raw_upgrade: Callable[[UpgradeRequest]
 
     async def hypercorn(stream: Any) -> None:
         await TCPServer(asgi, config, context, {}, stream)
+
+    plain = http1.Connections()
 
     async def connection(stream: Any) -> None:
         try:
@@ -251,8 +262,14 @@ async def serve(app: Any, config: Any, *, raw_upgrade: Callable[[UpgradeRequest]
                       for t in v.decode("latin-1").split(",")}
             upgrade = next((v.decode("latin-1").strip().lower() for k, v in request.headers
                             if k.lower() == b"upgrade"), "")
-            if "upgrade" in tokens and upgrade not in ("", "websocket", "h2c"):
+            if "upgrade" in tokens and upgrade in ("websocket", "h2c"):
+                return await hypercorn(_Replayed(stream, seen))
+            if "upgrade" in tokens and upgrade:
                 handler = raw_upgrade(UpgradeRequest(conn, request, stream))
+            if handler is None:
+                return await http1.serve_connection(app, stream, conn, request, connections=plain,
+                                                    scheme="https" if tls else "http",
+                                                    idle_timeout=config.keep_alive_timeout)
         if handler is None:
             return await hypercorn(_Replayed(stream, seen))
         if await _complete_body(conn, stream):
@@ -269,4 +286,5 @@ async def serve(app: Any, config: Any, *, raw_upgrade: Callable[[UpgradeRequest]
         # as Hypercorn: idle keep-alive connections close now, busy ones after their request,
         # anything left (open watches, exec sessions) is cancelled after the graceful timeout
         await context.terminated.set()
+        plain.close_idle()
         connections.cancel_scope.deadline = trio.current_time() + config.graceful_timeout
