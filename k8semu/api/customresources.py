@@ -36,7 +36,9 @@ Two halves:
   fills ``default:`` values and :func:`validate_schema` checks types, ``required``,
   ``enum``, ``minimum``/``maximum``, lengths, item counts and ``pattern`` with upstream's
   messages (``spec.replicas: Invalid value: "string": spec.replicas in body must be of type
-  integer: "string"``). :func:`printer_columns` / :func:`table_cells` give the server-side
+  integer: "string"``); then the schema's ``x-kubernetes-validations`` CEL rules run
+  (:mod:`k8semu.api.celrules`, which :func:`validate_crd` also uses to refuse rules that do
+  not compile). :func:`printer_columns` / :func:`table_cells` give the server-side
   Table (``Name``, then ``additionalPrinterColumns``, or ``Age`` when there are none).
 """
 
@@ -117,10 +119,15 @@ def _go_versions(versions: Any) -> str:
 
 def validate_crd(obj: dict[str, Any], old: dict[str, Any] | None) -> list[FieldError]:
     """The essentials of upstream's ``ValidateCustomResourceDefinition`` (metadata is
-    checked by the caller), in upstream's order and words."""
+    checked by the caller), in upstream's order and words, including the schemas'
+    ``x-kubernetes-validations`` rules (:func:`~k8semu.api.celrules.crd_rule_errors`: shape
+    checks and compilation; ``spec.validation.openAPIV3Schema…`` paths when every version has
+    the same schema, as upstream hoists it, else per version)."""
+    from .celrules import crd_rule_errors
     from .validation import is_dns1035_label, is_dns1123_subdomain
 
     errs: list[FieldError] = []
+    rule_errs = crd_rule_errors(obj)
     meta = obj.get("metadata") or {}
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
     names = spec.get("names") if isinstance(spec.get("names"), dict) else {}
@@ -171,6 +178,7 @@ def validate_crd(obj: dict[str, Any], old: dict[str, Any] | None) -> list[FieldE
             elif schema.get("type") not in (None, "object"):
                 errs.append(FieldError.not_supported(f"{path}.schema.openAPIV3Schema.type",
                                                      schema.get("type"), ["object"]))
+        errs.extend(e for e in rule_errs if e.field.startswith("spec.versions["))
         if storage != 1:
             errs.append(FieldError("FieldValueInvalid", "spec.versions",
                                    f"{_go_versions(versions)}: must have exactly one version marked as storage version"))
@@ -200,6 +208,7 @@ def validate_crd(obj: dict[str, Any], old: dict[str, Any] | None) -> list[FieldE
     for i, short in enumerate(names.get("shortNames") or ()):
         for msg in is_dns1035_label(str(short)):
             errs.append(FieldError.invalid(f"spec.names.shortNames[{i}]", short, msg))
+    errs.extend(e for e in rule_errs if e.field.startswith("spec.validation."))
     if old is not None:
         ospec = old.get("spec") or {}
         if ospec.get("group") != spec.get("group"):
@@ -621,10 +630,12 @@ def validate_schema(value: Any, schema: Any, path: str, errs: list[FieldError]) 
     actual = _json_type(value)
     if schema.get("x-kubernetes-int-or-string"):
         if actual not in ("integer", "string"):
-            errs.append(FieldError.invalid(shown, actual, f"{shown} in body must be of type integer,string: \"{actual}\""))
+            errs.append(FieldError("FieldValueTypeInvalid", shown,
+                                   f"{shown} in body must be of type integer,string: \"{actual}\"", actual))
             return
     elif t and not (t == actual or (t == "number" and actual == "integer")):
-        errs.append(FieldError.invalid(shown, actual, f"{shown} in body must be of type {t}: \"{actual}\""))
+        errs.append(FieldError("FieldValueTypeInvalid", shown, f"{shown} in body must be of type {t}: \"{actual}\"",
+                               actual))
         return
     enum = schema.get("enum")
     if isinstance(enum, list) and value not in enum:
@@ -687,8 +698,16 @@ def validate_schema(value: Any, schema: Any, path: str, errs: list[FieldError]) 
             errs.append(FieldError.invalid(shown, len(value), f"{shown} in body should have at least {mn} properties"))
 
 
-def validate_custom(info: CustomResourceInfo, obj: dict[str, Any], old: dict[str, Any] | None) -> list[FieldError]:
-    """A custom object's validation: ObjectMeta (names are DNS subdomains) and its schema."""
+def validate_custom(info: CustomResourceInfo, obj: dict[str, Any], old: dict[str, Any] | None,
+                    warnings: list[str] | None = None) -> list[FieldError]:
+    """A custom object's validation: ObjectMeta (names are DNS subdomains), its schema, then
+    the schema's ``x-kubernetes-validations`` rules (:func:`~k8semu.api.celrules.validate_rules`;
+    ``old`` is the stored object on update and status update, None on create). As upstream's
+    strategy, the rules are not run when the errors so far include a blocking one (wrong type,
+    required, enum, too long, too many): ``<nil>: Invalid value: "null": some validation rules
+    were not checked because the object was invalid; correct the existing errors to complete
+    validation`` is added instead. Ratcheted rule failures (an unchanged value) go to
+    ``warnings`` when given."""
     from . import validation
 
     errs: list[FieldError] = []
@@ -699,6 +718,14 @@ def validate_custom(info: CustomResourceInfo, obj: dict[str, Any], old: dict[str
     body = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}
     if isinstance(info.schema, dict):
         validate_schema(body, info.schema, "", errs)
+        from .celrules import blocking_error, schema_has_rules, validate_rules
+
+        if schema_has_rules(info.schema):
+            blocked = blocking_error(errs)
+            if blocked is not None:
+                errs.append(blocked)
+            else:
+                errs.extend(validate_rules(info.schema, obj, old, warnings=warnings))
     return errs
 
 
