@@ -18,7 +18,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from k8semu.api import celrules, errors
-from k8semu.api.apiserver import APIServer
+from k8semu.api.apiserver import APIServer, RequestContext
 from k8semu.cli.main import main
 from k8semu.sim.cluster import Cluster
 from k8semu.store import EventLog
@@ -227,7 +227,10 @@ def test_unchanged_invalid_values_are_ratcheted():
     old = _fresh(api)
     cur = copy.deepcopy(old)
     cur["spec"]["maxReplicas"] = 3
-    assert api.update("widgets", cur, namespace="default")["spec"]["maxReplicas"] == 3
+    ctx = RequestContext(warnings=[])
+    assert api.update("widgets", cur, namespace="default", ctx=ctx)["spec"]["maxReplicas"] == 3
+    # the request goes through, and kubectl prints the ratcheted failure as a Warning
+    assert ctx.warnings == ['spec.labels[team]: Invalid value: "string": failed rule: self.size() <= 8']
     cur = _fresh(api)
     cur["spec"]["labels"]["team"] = "infrastructure"
     assert invalid(api.update, "widgets", cur, namespace="default") == (

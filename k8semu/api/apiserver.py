@@ -374,7 +374,7 @@ class APIServer:
                 from .customresources import prepare_crd_for_create
 
                 obj = prepare_crd_for_create(obj)
-        self._validate_for(info, obj, None)
+        self._validate_for(info, obj, None, ctx)
         self.admission.validate("create", info, obj, None, ctx)
         name = meta.get("name") or ""
         key = info.key(ns, name)
@@ -477,13 +477,15 @@ class APIServer:
 
         validate_or_raise(obj, old)
 
-    def _validate_for(self, info: ResourceInfo, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
-        """Validation: a custom object's against its schema, a CRD's as
-        ``ValidateCustomResourceDefinition``, every other kind's as :mod:`.validation`."""
+    def _validate_for(self, info: ResourceInfo, obj: dict[str, Any], old: dict[str, Any] | None,
+                      ctx: RequestContext) -> None:
+        """Validation: a custom object's against its schema (ratcheted rule failures become the
+        request's warnings), a CRD's as ``ValidateCustomResourceDefinition``, every other kind's
+        as :mod:`.validation`."""
         if isinstance(info, CustomResourceInfo):
             from .customresources import validate_custom
 
-            errs = validate_custom(info, obj, old)
+            errs = validate_custom(info, obj, old, ctx.warnings)
             if errs:
                 raise errors.Invalid(info.kind, info.group, _meta(obj).get("name") or "", errs)
             return
@@ -867,7 +869,7 @@ class APIServer:
             obj = prepare_for_update(info, obj, old, subresource)
         else:
             obj = strategy.prepare_for_update(obj, old, subresource)
-        self._validate_for(info, obj, old)
+        self._validate_for(info, obj, old, ctx)
         self.admission.validate("update", info, obj, old, ctx)
         obj = self._allocate(info, obj, old)
         obj = self._track(old, obj, ctx, field_manager, subresource, info)
