@@ -1,7 +1,8 @@
 """Load bench for ``k8semu serve``: request latency on loopback at a fixed request rate.
 
 Starts ``k8semu serve`` (a fresh cluster in ``bench/out/serve/``, plain HTTP
-with ``--insecure-http`` so the numbers are the server's, not TLS's), then
+with ``--insecure-http`` so the numbers are the server's, not TLS's; ``--https``
+for serve's default HTTPS, HTTP/1.1 over TLS with the kubeconfig's CA), then
 drives it open-loop: requests are due at a fixed rate (``--rate``, default
 100/s) and handed to a pool of ``--clients`` keep-alive HTTP/1.1 connections
 (default 50). Latency is measured from when a request was *due* to when its
@@ -47,10 +48,12 @@ so its own overhead is small and the same for every request.
 from __future__ import annotations
 
 import argparse
+import base64
 import os
 import resource
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import threading
@@ -64,6 +67,17 @@ import trio
 OUT = Path(__file__).resolve().parent / "out" / "serve"
 NS = "bench"
 SERVER: subprocess.Popen | None = None  # the server process
+TLS: ssl.SSLContext | None = None  # with --https: trusts the cluster's CA, offers HTTP/1.1 only
+
+
+async def connect(port: int) -> trio.abc.Stream:
+    """A connection to the server on loopback (TLS with ``--https``)."""
+    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    if TLS is None:
+        return stream
+    tls = trio.SSLStream(stream, TLS, server_hostname="127.0.0.1")
+    await tls.do_handshake()
+    return tls
 
 
 def server_stderr() -> str:
@@ -79,14 +93,14 @@ class Conn:
 
     def __init__(self, host: str, port: int, token: str) -> None:
         self.host, self.port, self.token = host, port, token
-        self.stream: trio.SocketStream | None = None
+        self.stream: trio.abc.Stream | None = None
         self.buf = b""
 
     async def request(self, method: str, path: str, body: bytes = b"", ctype: str = "application/json",
                       *, want_body: bool = False):
         """The status code (and the body with ``want_body``)."""
         if self.stream is None:
-            self.stream = await trio.open_tcp_stream(self.host, self.port)
+            self.stream = await connect(self.port)
         head = (f"{method} {path} HTTP/1.1\r\nHost: {self.host}\r\nAuthorization: Bearer {self.token}\r\n"
                 f"Accept: application/json\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\n\r\n")
         await self.stream.send_all(head.encode() + body)
@@ -275,7 +289,7 @@ class WatchStream:
             self.types.append(line[9] if line.startswith(b'{"type":"') else 63)
 
     async def run(self, port: int, token: str, path: str) -> None:
-        stream = await trio.open_tcp_stream("127.0.0.1", port)
+        stream = await connect(port)
         async with stream:
             await stream.send_all(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n"
                                   f"Accept: application/json\r\n\r\n".encode())
@@ -437,14 +451,26 @@ async def bench(port: int, token: str, args, pid: int) -> list[dict]:
     out = []
     phases = args.phases.split(",")
     if "read" in phases:
+        cpu = cpu_seconds(pid)
         out.append(await phase("read (GET one / LIST 50)", port, token, args.rate, args.seconds, args.clients, reads))
+        out[-1]["server_cpu_ms"] = (cpu_seconds(pid) - cpu) * 1000 / max(1, out[-1]["requests"])
     if "write" in phases:
+        cpu = cpu_seconds(pid)
         if args.watches:
             out += await write_phase_with_watches(port, token, args)
         else:
             out.append(await phase("write (POST / merge PATCH)", port, token, args.rate, args.seconds,
                                    args.clients, writes))
+        runs = [r for r in out if r.get("phase", "").startswith("write")]
+        runs[-1]["server_cpu_ms"] = (cpu_seconds(pid) - cpu) * 1000 / max(1, runs[-1]["requests"])
     return out
+
+
+def cpu_seconds(pid: int) -> float:
+    """The process's user + system CPU time so far (``/proc/PID/stat``), in seconds: the server's cost
+    per request, which the machine's other load does not inflate as it does latency."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _ms(v: float) -> str:
@@ -454,13 +480,14 @@ def _ms(v: float) -> str:
 def print_markdown(args, results: list[dict]) -> None:
     what = f"soak {args.soak:g} s" if args.soak else f"{args.seconds:g} s per phase"
     print(f"rate {args.rate:g} req/s, {args.clients} clients, {what}, "
-          f"plain HTTP on loopback, {os.cpu_count()} CPUs\n")
+          f"{'HTTPS (HTTP/1.1 over TLS)' if args.https else 'plain HTTP'} on loopback, {os.cpu_count()} CPUs\n")
     runs = [r for r in results if "achieved_rps" in r]
-    print("| phase | requests | achieved req/s | p50 ms | p90 ms | p99 ms | max ms | non-2xx |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+    print("| phase | requests | achieved req/s | p50 ms | p90 ms | p99 ms | max ms | non-2xx | server CPU ms/req |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |")
     for r in runs:
+        cpu = f"{r['server_cpu_ms']:.2f}" if "server_cpu_ms" in r else "-"
         print(f"| {r['phase']} | {r['requests']} | {r['achieved_rps']:.0f} | {_ms(r['p50_ms'])} | "
-              f"{_ms(r['p90_ms'])} | {_ms(r['p99_ms'])} | {_ms(r['max_ms'])} | {r['errors'] or '-'} |")
+              f"{_ms(r['p90_ms'])} | {_ms(r['p99_ms'])} | {_ms(r['max_ms'])} | {r['errors'] or '-'} | {cpu} |")
     print("\nper kind of request:\n")
     print("| phase | kind | requests | p50 ms | p90 ms | p99 ms | max ms |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
@@ -503,6 +530,8 @@ def main() -> int:
     p.add_argument("--soak", type=float, default=0.0,
                    help="instead of the phases, a mixed run of this many seconds sampling the server's RSS")
     p.add_argument("--rss-every", type=float, default=10.0, help="RSS sampling period in seconds (default 10)")
+    p.add_argument("--https", action="store_true",
+                   help="serve's default HTTPS instead of --insecure-http (HTTP/1.1 over TLS)")
     p.add_argument("--profile", metavar="FILE", help="run the server under cProfile, writing FILE")
     p.add_argument("--etcd-compaction-interval", default="5m", metavar="DURATION",
                    help="passed to serve (default 5m, serve's own default)")
@@ -518,7 +547,7 @@ def main() -> int:
     OUT.mkdir(parents=True)
     prof = ["-m", "cProfile", "-o", str(Path(args.profile).resolve())] if args.profile else []
     cmd = [sys.executable, *prof, "-m", "k8semu.cli.main", "--cluster", str(OUT / "cluster.log"), "serve",
-           "--port", "0", "--insecure-http", "--kubeconfig", str(OUT / "kubeconfig"),
+           "--port", "0", *([] if args.https else ["--insecure-http"]), "--kubeconfig", str(OUT / "kubeconfig"),
            "--etcd-compaction-interval", args.etcd_compaction_interval]
     global SERVER
     errf = open(OUT / "serve.stderr", "w")
@@ -535,6 +564,12 @@ def main() -> int:
         server = next(x.split("server: ")[1] for x in text.splitlines() if "server: " in x)
         token = next(x.split("token: ")[1] for x in text.splitlines() if "token: " in x)
         port = int(server.rsplit(":", 1)[1])
+        if args.https:
+            global TLS
+            ca = next(x.split("certificate-authority-data: ")[1] for x in text.splitlines()
+                      if "certificate-authority-data: " in x)
+            TLS = ssl.create_default_context(cadata=base64.b64decode(ca).decode())
+            TLS.set_alpn_protocols(["http/1.1"])
         results = trio.run(bench, port, token, args, proc.pid)
     finally:
         proc.send_signal(signal.SIGINT)

@@ -22,6 +22,8 @@ the caller passes them scaled.
 
 from __future__ import annotations
 
+import sys
+import traceback
 from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from typing import Any
@@ -61,50 +63,59 @@ class Connections:
         for scope in list(self._idle.values()):
             scope.cancel()
 
-    def _waiting(self, scope: trio.CancelScope) -> int:
+    def idle_begin(self, scope: trio.CancelScope) -> int:
+        """Register a connection waiting for a request (``scope`` is cancelled by :meth:`close_idle`);
+        returns the key for :meth:`idle_end`."""
         self._next += 1
         self._idle[self._next] = scope
         return self._next
 
-    def _busy(self, key: int) -> None:
+    def idle_end(self, key: int) -> None:
+        """The connection ``key`` stopped waiting (a request came, or it closed)."""
         self._idle.pop(key, None)
 
 
 async def serve_connection(app: ASGIApp, stream: Any, conn: h11.Connection, first: h11.Request, *,
-                           connections: Connections, scheme: str, idle_timeout: float) -> None:
+                           connections: Connections, scheme: str, idle_timeout: float,
+                           linger: float = 0.5) -> None:
     """Serve requests on ``stream`` until the client closes, an error, idleness or shutdown.
 
     ``conn`` has already parsed ``first`` (the connection's first request head, read by the
     front in :mod:`.upgrade`); later requests are read here. ``idle_timeout`` is how long (in
-    the cluster clock's seconds) a kept-alive connection may wait for its next request.
-    The stream is closed on return.
+    the cluster clock's seconds) a kept-alive connection may wait for its next request; ``linger``
+    how long, after answering a request it cannot read (400, 431), it goes on reading what the client
+    still sends before closing (Go's ``closeWriteAndWait``: a close with unread bytes is a TCP RST,
+    which can destroy the error response before the client reads it). The stream is closed on return.
     """
     server = _address(stream, "getsockname")
     client = _address(stream, "getpeername")
     request: h11.Request | None = first
     try:
         while request is not None:
-            await _one_request(app, stream, conn, request, scheme, server, client)
+            await _one_request(app, stream, conn, request, scheme, server, client, connections)
             if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE or connections.closing:
                 break
             conn.start_next_cycle()
             request = None
             with trio.CancelScope() as idle:
-                key = connections._waiting(idle)
+                key = connections.idle_begin(idle)
                 try:
                     with trio.move_on_after(idle_timeout):
                         request = await _next_request(conn, stream)
                 finally:
-                    connections._busy(key)
+                    connections.idle_end(key)
     except (_Gone, *_BROKEN):
         pass
     except h11.RemoteProtocolError as e:
         if conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):
-            body = f"Bad Request: {e}".encode()
+            # as Go's net/http: "400 Bad Request: <why>", "431 Request Header Fields Too Large"
+            status = e.error_status_hint
+            body = f"{status} {_reason(status).decode()}".encode() + (f": {e}".encode() if status == 400 else b"")
             try:
-                await stream.send_all(conn.send(h11.Response(status_code=e.error_status_hint, headers=[
+                await stream.send_all(conn.send(h11.Response(status_code=status, reason=_reason(status), headers=[
                     ("content-type", "text/plain; charset=utf-8"), ("content-length", str(len(body))),
                     ("connection", "close")])) + conn.send(h11.Data(data=body)) + conn.send(h11.EndOfMessage()))
+                await _drain(stream, linger)
             except (*_BROKEN, h11.LocalProtocolError):
                 pass
     finally:
@@ -121,6 +132,17 @@ def _reason(status: int) -> bytes:
         return HTTPStatus(status).phrase.encode()
     except ValueError:
         return b""
+
+
+async def _drain(stream: Any, timeout: float) -> None:
+    """Close our side for writing (plain TCP), then discard what the client sends, until it closes
+    or ``timeout``."""
+    send_eof = getattr(stream, "send_eof", None)
+    if send_eof is not None:
+        await send_eof()
+    with trio.move_on_after(timeout):
+        while await stream.receive_some(_RECEIVE):
+            pass
 
 
 def _address(stream: Any, which: str) -> tuple[str, int] | None:
@@ -154,7 +176,7 @@ async def _next_request(conn: h11.Connection, stream: Any) -> h11.Request | None
 async def _read_body(conn: h11.Connection, stream: Any) -> bytes:
     """The request body, answering ``Expect: 100-continue`` first (curl sends it for large bodies)."""
     if conn.they_are_waiting_for_100_continue:
-        await stream.send_all(conn.send(h11.InformationalResponse(status_code=100, headers=[])))
+        await stream.send_all(conn.send(h11.InformationalResponse(status_code=100, headers=[], reason=b"Continue")))
     chunks: list[bytes] = []
     while True:
         event = conn.next_event()
@@ -169,7 +191,8 @@ async def _read_body(conn: h11.Connection, stream: Any) -> bytes:
 
 
 async def _one_request(app: ASGIApp, stream: Any, conn: h11.Connection, request: h11.Request, scheme: str,
-                       server: tuple[str, int] | None, client: tuple[str, int] | None) -> None:
+                       server: tuple[str, int] | None, client: tuple[str, int] | None,
+                       connections: Connections | None = None) -> None:
     body = await _read_body(conn, stream)
     path, _, query = request.target.partition(b"?")
     scope = {
@@ -187,7 +210,7 @@ async def _one_request(app: ASGIApp, stream: Any, conn: h11.Connection, request:
         "server": server,
         "extensions": {},
     }
-    response = _Response(conn, stream)
+    response = _Response(conn, stream, head=request.method == b"HEAD", connections=connections)
     delivered = False
 
     async def receive() -> dict[str, Any]:
@@ -220,12 +243,25 @@ async def _one_request(app: ASGIApp, stream: Any, conn: h11.Connection, request:
 
 class _Response:
     """The ASGI ``send`` side of one request: ``http.response.start`` is held until the first body
-    message so a complete response goes out in one write."""
+    message so a complete response goes out in one write.
 
-    def __init__(self, conn: h11.Connection, stream: Any) -> None:
+    As Go's net/http (and Hypercorn), the body of a response to ``HEAD`` and of a ``204`` or ``304``
+    response is dropped (h11 refuses to frame one); a ``HEAD`` response keeps the ``Content-Length``
+    the ``GET`` would have. There is no ``Date`` header: k8semu reads no wall clock, and clients do
+    not need one. A response the app gets wrong (a body
+    longer than its ``Content-Length``, a bad header) is reported on stderr and the connection
+    closed, the response unfinished.
+    A response begun while the server shuts down says ``Connection: close``.
+    """
+
+    def __init__(self, conn: h11.Connection, stream: Any, *, head: bool = False,
+                 connections: Connections | None = None) -> None:
         self._conn = conn
+        self._connections = connections
         self._stream = stream
         self._head: h11.Response | None = None
+        self._is_head = head
+        self._no_body = head
         self.started = False
         self.finished = False
         self.gone = False
@@ -235,26 +271,41 @@ class _Response:
             return
         kind = msg["type"]
         if kind == "http.response.start":
+            status = msg["status"]
             headers = list(msg.get("headers") or ())
-            self._head = h11.Response(status_code=msg["status"], headers=headers, reason=_reason(msg["status"]))
+            if self._connections is not None and self._connections.closing:
+                headers.append((b"connection", b"close"))  # shutting down: as Go's net/http, say so
+            try:
+                self._head = h11.Response(status_code=status, headers=headers, reason=_reason(status))
+            except h11.LocalProtocolError:  # not a final status, a bad header
+                traceback.print_exc(file=sys.stderr)
+                self.gone = True
+                return
+            self._no_body = self._is_head or status in (204, 304)
             self.started = True
             return
         if kind != "http.response.body":
             return
         data = bytes(msg.get("body", b""))
         more = msg.get("more_body", False)
-        out = b""
-        if self._head is not None:
-            head, self._head = self._head, None
-            if not more and not any(k.lower() == b"content-length" for k, _ in head.headers):
-                head = h11.Response(status_code=head.status_code, reason=head.reason,
-                                    headers=[*head.headers, (b"content-length", str(len(data)).encode())])
-            out = self._conn.send(head) or b""
-        if data:
-            out += self._conn.send(h11.Data(data=data)) or b""
-        if not more:
-            out += self._conn.send(h11.EndOfMessage()) or b""
-            self.finished = True
+        try:
+            out = b""
+            if self._head is not None:
+                head, self._head = self._head, None
+                if (not more and head.status_code not in (204, 304)
+                        and not any(k.lower() == b"content-length" for k, _ in head.headers)):
+                    head = h11.Response(status_code=head.status_code, reason=head.reason,
+                                        headers=[*head.headers, (b"content-length", str(len(data)).encode())])
+                out = self._conn.send(head) or b""
+            if data and not self._no_body:
+                out += self._conn.send(h11.Data(data=data)) or b""
+            if not more:
+                out += self._conn.send(h11.EndOfMessage()) or b""
+                self.finished = True
+        except h11.LocalProtocolError:
+            traceback.print_exc(file=sys.stderr)
+            self.gone = True  # the connection closes; the client sees a response cut short
+            return
         if out:
             try:
                 await self._stream.send_all(out)

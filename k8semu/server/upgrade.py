@@ -16,8 +16,9 @@ head of an HTTP/1.1 connection is read here (with h11), and then:
 - an upgrade to another protocol than WebSocket (SPDY): if ``raw_upgrade(request)``
   returns a handler, the handler owns the connection (:class:`UpgradeRequest`
   answers it, or switches protocols and hands over a :class:`Transport`);
-- a WebSocket or ``h2c`` upgrade, bytes that are not a request, and HTTP/2
-  connections (chosen by ALPN, not looked at): Hypercorn's own connection
+- a WebSocket or ``h2c`` upgrade, HTTP/2's connection preface (``PRI * HTTP/2.0``:
+  h2c with prior knowledge, which h11 parses as a request), bytes that are not a
+  request, and HTTP/2 connections (chosen by ALPN, not looked at): Hypercorn's own connection
   handler (``hypercorn.trio.tcp_server.TCPServer``), with the bytes read so far
   replayed into it;
 - every other request: :func:`.http1.serve_connection` serves it and the rest
@@ -43,7 +44,10 @@ from . import http1
 __all__ = ["Transport", "UpgradeRequest", "serve"]
 
 _RECEIVE = 65536  # bytes per read, as Hypercorn's
-_MAX_HEAD = 65536  # a request head longer than this is left to Hypercorn (which refuses it)
+# the longest request head served: Go's net/http default (MaxHeaderBytes, 1 MiB, plus the 4 KiB it
+# allows on top); a longer first one is left to Hypercorn, which refuses it (431), later ones are
+# refused by .http1 (431)
+_MAX_HEAD = (1 << 20) + 4096
 
 Handler = Callable[[], Awaitable[None]]
 
@@ -154,25 +158,38 @@ class UpgradeRequest:
         return Transport(self._stream, bytes(pending))
 
 
-async def _first_request(stream: Any, timeout: float) -> tuple[h11.Connection | None, h11.Request | None, bytes]:
+async def _first_request(stream: Any, timeout: float, connections: http1.Connections | None = None
+                         ) -> tuple[h11.Connection | None, h11.Request | None, bytes]:
     """Read until the first request head is complete; returns (h11 connection, request, bytes read).
     The request is None when the bytes are not one (Hypercorn answers those), or the client is idle
-    for ``timeout`` seconds, or it closed."""
-    conn = h11.Connection(h11.SERVER)
+    for ``timeout`` seconds, or it closed, or the server shuts down before the client sent a byte
+    (``connections.close_idle()``: a connection with no request yet is idle, as in Hypercorn)."""
+    conn = h11.Connection(h11.SERVER, max_incomplete_event_size=_MAX_HEAD)
     seen = bytearray()
     with trio.move_on_after(timeout):
-        while len(seen) <= _MAX_HEAD:
+        while True:
             try:
-                event = conn.next_event()
+                event = conn.next_event()  # raises once an incomplete head is longer than _MAX_HEAD
             except h11.RemoteProtocolError:
                 break
             if isinstance(event, h11.Request):
                 return conn, event, bytes(seen)
             if event is not h11.NEED_DATA:
                 break
-            try:
-                data = await stream.receive_some(_RECEIVE)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
+            key = None
+            with trio.CancelScope() as idle:
+                if connections is not None and not seen:
+                    if connections.closing:
+                        break
+                    key = connections.idle_begin(idle)
+                try:
+                    data = await stream.receive_some(_RECEIVE)
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    break
+                finally:
+                    if key is not None:
+                        connections.idle_end(key)
+            if idle.cancelled_caught:
                 break
             seen += data
             conn.receive_data(bytes(data))
@@ -255,7 +272,10 @@ async def serve(app: Any, config: Any, *, raw_upgrade: Callable[[UpgradeRequest]
                 return
             if stream.selected_alpn_protocol() == "h2":
                 return await hypercorn(stream)
-        conn, request, seen = await _first_request(stream, config.keep_alive_timeout)
+        conn, request, seen = await _first_request(stream, config.keep_alive_timeout, plain)
+        if request is None and not seen:  # nothing sent: closed, idle for too long, or shutdown
+            await Transport(stream, b"").aclose()
+            return
         handler = None
         if request is not None and conn is not None:
             tokens = {t.strip().lower() for k, v in request.headers if k.lower() == b"connection"
@@ -264,12 +284,17 @@ async def serve(app: Any, config: Any, *, raw_upgrade: Callable[[UpgradeRequest]
                             if k.lower() == b"upgrade"), "")
             if "upgrade" in tokens and upgrade in ("websocket", "h2c"):
                 return await hypercorn(_Replayed(stream, seen))
+            if request.method == b"PRI" and request.target == b"*" and request.http_version == b"2.0":
+                return await hypercorn(_Replayed(stream, seen))  # HTTP/2 with prior knowledge (h2c)
             if "upgrade" in tokens and upgrade:
                 handler = raw_upgrade(UpgradeRequest(conn, request, stream))
             if handler is None:
                 return await http1.serve_connection(app, stream, conn, request, connections=plain,
                                                     scheme="https" if tls else "http",
-                                                    idle_timeout=config.keep_alive_timeout)
+                                                    idle_timeout=config.keep_alive_timeout,
+                                                    # Go's rstAvoidanceDelay (500 ms), scaled by speed
+                                                    # as the graceful timeout (2 s) is
+                                                    linger=config.graceful_timeout / 4)
         if handler is None:
             return await hypercorn(_Replayed(stream, seen))
         if await _complete_body(conn, stream):
