@@ -239,3 +239,16 @@ async def test_a_response_begun_during_shutdown_says_connection_close(nursery):
         with trio.fail_after(10):
             assert await stream.receive_some(65536) == b""
 
+
+
+async def test_a_body_over_kube_apiservers_3_mib_limit_is_413(server):
+    port, _ = server
+    cm = orjson.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "huge"},
+                       "data": {"k": "x" * (3 * 1024 * 1024)}})
+    async with await trio.open_tcp_stream("127.0.0.1", port) as stream:
+        await stream.send_all(_request("POST", "/api/v1/namespaces/default/configmaps", cm))
+        (status, _, body), = await _read_responses(stream, 1)
+    assert status == b"HTTP/1.1 413 Request Entity Too Large"
+    assert orjson.loads(body) == {
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": "Request entity too large: limit is 3145728", "reason": "RequestEntityTooLarge", "code": 413}

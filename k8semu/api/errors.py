@@ -222,6 +222,16 @@ class UnsupportedMediaType(StatusError):
     reason = "UnsupportedMediaType"
 
 
+class RequestEntityTooLarge(StatusError):
+    """413: a request body over kube-apiserver's ``--max-request-bytes`` limit (3 MiB)."""
+
+    code = 413
+    reason = "RequestEntityTooLarge"
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"Request entity too large: limit is {limit}")
+
+
 class FieldError:
     """One cause of a 422 Invalid, as ``field.Error`` in apimachinery.
 

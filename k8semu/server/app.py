@@ -124,6 +124,11 @@ _IMPERSONATED = {
 }
 
 
+#: kube-apiserver's default ``--max-request-bytes`` (3 MiB): a longer request body is refused
+#: with 413 before it is decoded
+MAX_REQUEST_BYTES = 3 * 1024 * 1024
+
+
 class _Request:
     """The parsed parts of one ASGI HTTP request."""
 
@@ -248,6 +253,9 @@ class APIApp:
             chunks.append(msg.get("body", b""))
             more = msg.get("more_body", False)
         req.body = b"".join(chunks)
+        if len(req.body) > MAX_REQUEST_BYTES:
+            err = errors.RequestEntityTooLarge(MAX_REQUEST_BYTES)
+            return await _send_json(send, err.code, err.status())
         status = [0]
 
         async def counted(msg: dict[str, Any]) -> None:
