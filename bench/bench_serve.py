@@ -517,6 +517,7 @@ def print_markdown(args, results: list[dict]) -> None:
 
 
 def main() -> int:
+    global OUT
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--rate", type=float, default=100.0, help="requests per second (default 100)")
     p.add_argument("--clients", type=int, default=50, help="concurrent keep-alive connections (default 50)")
@@ -530,6 +531,8 @@ def main() -> int:
     p.add_argument("--soak", type=float, default=0.0,
                    help="instead of the phases, a mixed run of this many seconds sampling the server's RSS")
     p.add_argument("--rss-every", type=float, default=10.0, help="RSS sampling period in seconds (default 10)")
+    p.add_argument("--out", type=Path, default=OUT,
+                   help=f"directory for the server's cluster, kubeconfig and stderr (default {OUT}; emptied first)")
     p.add_argument("--https", action="store_true",
                    help="serve's default HTTPS instead of --insecure-http (HTTP/1.1 over TLS)")
     p.add_argument("--profile", metavar="FILE", help="run the server under cProfile, writing FILE")
@@ -543,6 +546,7 @@ def main() -> int:
     if soft < want and (hard == resource.RLIM_INFINITY or hard > soft):
         resource.setrlimit(resource.RLIMIT_NOFILE, (want if hard == resource.RLIM_INFINITY else min(want, hard), hard))
 
+    OUT = args.out.resolve()
     shutil.rmtree(OUT, ignore_errors=True)
     OUT.mkdir(parents=True)
     prof = ["-m", "cProfile", "-o", str(Path(args.profile).resolve())] if args.profile else []
