@@ -1432,10 +1432,27 @@ def render_table(
         (kubectl prints no header then; the caller prints ``No resources found``).
         Empty cells stay empty: the ``<none>`` markers come from the server's cells.
     """
+    return _tabwrite(table_lines(table, wide, show_labels, no_headers, show_kind, with_namespace=with_namespace,
+                                 kind=kind, label_columns=label_columns))
+
+
+def table_lines(
+    table: Mapping[str, Any],
+    wide: bool = False,
+    show_labels: bool = False,
+    no_headers: bool = False,
+    show_kind: bool = False,
+    *,
+    with_namespace: bool = False,
+    kind: str = "",
+    label_columns: Sequence[str] = (),
+) -> list[list[str]]:
+    """The cells :func:`render_table` lays out, line by line (the header first unless
+    ``no_headers``; none when there are no rows), for a caller with a tabwriter of its own."""
     columns = list(table.get("columnDefinitions") or [])
     rows = list(table.get("rows") or [])
     if not rows:
-        return ""
+        return []
     visible = [i for i, c in enumerate(columns) if wide or not c.get("priority")]
     name_col = -1
     if show_kind and kind:
@@ -1468,4 +1485,4 @@ def render_table(
         if show_labels:
             line.append(format_labels(labels) if meta is not None else "")
         lines.append(line)
-    return _tabwrite(lines)
+    return lines

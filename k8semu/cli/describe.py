@@ -17,6 +17,7 @@ virtual ``now``.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from datetime import datetime
 from typing import Any, Callable, Mapping, Sequence
 
@@ -208,9 +209,17 @@ def _event_time(e: Obj, key: str) -> datetime | None:
     return parse_timestamp(e.get(key))
 
 
+#: ``describe --show-events`` (kubectl's ``DescriberSettings.ShowEvents``): false leaves the
+#: ``Events:`` section out of every description (:func:`describe` sets it for one call).
+_SHOW_EVENTS: ContextVar[bool] = ContextVar("show_events", default=True)
+
+
 def describe_events(events: Sequence[Obj], w: PrefixWriter, now: datetime) -> None:
     """``DescribeEvents``: ``Events:  <none>`` or the ``Type Reason Age From Message`` table,
-    sorted by last timestamp, ``(x4 over 2m)`` for repeated events."""
+    sorted by last timestamp, ``(x4 over 2m)`` for repeated events; nothing at all under
+    ``--show-events=false``."""
+    if not _SHOW_EVENTS.get():
+        return
     if not events:
         w.write(0, "Events:\t<none>\n")
         return
@@ -1471,6 +1480,11 @@ _DESCRIBERS: dict[str, Callable[[Any, Obj, datetime], str]] = {
 }
 
 
-def describe(api: Any, obj: Obj, now: datetime) -> str:
-    """The ``kubectl describe`` text for one wire object (``now``: the cluster's aware datetime)."""
-    return _DESCRIBERS.get(str(obj.get("kind")), describe_generic)(api, obj, now)
+def describe(api: Any, obj: Obj, now: datetime, *, show_events: bool = True) -> str:
+    """The ``kubectl describe`` text for one wire object (``now``: the cluster's aware datetime;
+    ``show_events=False``: without its ``Events:`` section, as ``--show-events=false``)."""
+    token = _SHOW_EVENTS.set(show_events)
+    try:
+        return _DESCRIBERS.get(str(obj.get("kind")), describe_generic)(api, obj, now)
+    finally:
+        _SHOW_EVENTS.reset(token)

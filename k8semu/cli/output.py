@@ -10,7 +10,7 @@ from ..api.errors import StatusError
 from ..api.resources import ResourceInfo
 
 __all__ = ["die", "server_error", "display_name", "dry_run_suffix", "add_dry_run_flag", "dry_run_strategy",
-           "add_output_flag"]
+           "add_output_flag", "list_error"]
 
 
 def die(msg: str, code: int = 1) -> int:
@@ -38,6 +38,22 @@ def server_error(err: StatusError, context: str = "") -> str:
     if not err.reason:  # StatusReasonUnknown
         return f"Error from server: {context}{err.message}"
     return f"Error from server ({err.reason}): {context}{err.message}"
+
+
+def list_error(err: StatusError, info: ResourceInfo, label_selector: str | None = None,
+               field_selector: str | None = None) -> StatusError:
+    """A LIST's error as kubectl's builder words it (``EnhanceListError``): a BadRequest or
+    NotFound gets ``Unable to find "apps/v1, Resource=deployments" that match label selector
+    "x", field selector "": `` (``Unable to list "…": `` without selectors) before the server's
+    message; returned (changed in place)."""
+    if err.reason in ("BadRequest", "NotFound"):
+        subject = f"{info.group}/{info.version}, Resource={info.plural}"
+        if not label_selector and not field_selector:
+            err.message = f'Unable to list "{subject}": {err.message}'
+        else:
+            err.message = (f'Unable to find "{subject}" that match label selector "{label_selector or ""}", '
+                           f'field selector "{field_selector or ""}": {err.message}')
+    return err
 
 
 def display_name(info: ResourceInfo, name: str) -> str:
@@ -101,6 +117,19 @@ def dry_run_strategy(value: str | None) -> str:
 
 
 def add_output_flag(p: argparse.ArgumentParser, default: Any = "") -> None:
-    """``-o/--output`` of a mutating command, printed by :class:`ObjectPrinter`."""
+    """kubectl's print flags of a mutating command (``genericclioptions.PrintFlags``), read by
+    :meth:`~k8semu.cli.printing.ObjectPrinter.from_args`: ``-o/--output``, ``--template``,
+    ``--allow-missing-template-keys`` and ``--show-managed-fields``."""
+    from .parser import GoBool
+
     p.add_argument("-o", "--output", default=default, metavar="FORMAT",
-                   help="json|yaml|name|jsonpath=TEMPLATE: print the object instead of the line")
+                   help="json|yaml|name|jsonpath=TEMPLATE|jsonpath-file=FILE|jsonpath-as-json=TEMPLATE|"
+                        "go-template=TEMPLATE|go-template-file=FILE: print the object instead of the line")
+    p.add_argument("--template", default=argparse.SUPPRESS if default is argparse.SUPPRESS else "",
+                   help="the template (or its file) of -o go-template|jsonpath…; alone, a go-template")
+    p.add_argument("--allow-missing-template-keys", action=GoBool,
+                   default=argparse.SUPPRESS if default is argparse.SUPPRESS else True,
+                   help="a template's missing keys print nothing (default true; false: an error)")
+    p.add_argument("--show-managed-fields", action=GoBool,
+                   default=argparse.SUPPRESS if default is argparse.SUPPRESS else False,
+                   help="keep metadata.managedFields in -o json|yaml")

@@ -34,7 +34,8 @@ import re
 import sys
 from typing import Any, NoReturn, Sequence
 
-__all__ = ["CommandParser", "GLOBAL_FLAGS", "ROOT_FLAGS", "add_global_flags", "usage_message"]
+__all__ = ["CommandParser", "GLOBAL_FLAGS", "ROOT_FLAGS", "GoBool", "GoDuration", "add_global_flags", "go_bool",
+           "go_parse_duration", "usage_message"]
 
 #: The global flags: (flags, keyword arguments of ``add_argument``). Their one home.
 GLOBAL_FLAGS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
@@ -117,6 +118,95 @@ def usage_message(parser: argparse.ArgumentParser, message: str) -> str:
     return message
 
 
+#: What Go's ``strconv.ParseBool`` reads as true / false.
+_GO_BOOLS = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
+             "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}
+
+
+def go_bool(text: str) -> bool | None:
+    """Go's ``strconv.ParseBool``: True, False, or None for what it refuses."""
+    return _GO_BOOLS.get(text)
+
+
+class GoBool(argparse.Action):
+    """A pflag boolean flag: ``--flag`` is true, ``--flag=false`` (any spelling Go's
+    ``strconv.ParseBool`` reads) sets it, and the word after a bare ``--flag`` is never its
+    value (``get --server-print pods``: ``pods`` stays a positional) — :class:`CommandParser`
+    writes a bare one as ``--flag=true`` before parsing. A value Go refuses is pflag's usage
+    error: ``invalid argument "x" for "--flag" flag: strconv.ParseBool: parsing "x": invalid
+    syntax`` (``"-A, --all-namespaces"`` for a flag with a shorthand).
+
+    Add it with ``action=GoBool`` (and a ``default``); the attribute is a ``bool``.
+    """
+
+    def __init__(self, option_strings: Sequence[str], dest: str, default: Any = False, **kwargs: Any) -> None:
+        kwargs.setdefault("metavar", "BOOL")
+        super().__init__(option_strings, dest, nargs="?", const="true", default=default, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        value = go_bool(str(values))
+        if value is None:
+            long, short = _pflag_name("/".join(self.option_strings))
+            name = f"-{short}, {long}" if short else long
+            parser.error(f'invalid argument "{values}" for "{name}" flag: strconv.ParseBool: parsing '
+                         f'"{values}": invalid syntax')
+        setattr(namespace, self.dest, value)
+
+
+_GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_GO_NUMBER = re.compile(r"(\d*)(\.\d*)?")
+
+
+def go_parse_duration(text: str) -> float:
+    """Go's ``time.ParseDuration`` (what pflag's duration flags read), in seconds: ``90s``,
+    ``1h30m``, ``1.5h``, ``-5m``, ``0``; no days, no bare numbers.
+
+    Raises:
+        ValueError: Go's words: ``time: invalid duration "x"``, ``time: missing unit in duration
+            "5"``, ``time: unknown unit "d" in duration "5d"``.
+    """
+    quoted = '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    s, sign = text, 1.0
+    if s[:1] in ("-", "+"):
+        sign, s = (-1.0 if s[0] == "-" else 1.0), s[1:]
+    if s == "0":
+        return 0.0
+    if not s:
+        raise ValueError(f"time: invalid duration {quoted}")
+    total = 0.0
+    while s:
+        m = _GO_NUMBER.match(s)
+        whole, frac = m.group(1), m.group(2) or ""
+        if not whole and frac in ("", "."):
+            raise ValueError(f"time: invalid duration {quoted}")
+        s = s[m.end():]
+        unit = re.match(r"[^\d.]*", s).group(0)
+        if not unit:
+            raise ValueError(f"time: missing unit in duration {quoted}")
+        if unit not in _GO_UNITS:
+            raise ValueError(f'time: unknown unit "{unit}" in duration {quoted}')
+        s = s[len(unit):]
+        total += float((whole or "0") + (frac if frac != "." else "")) * _GO_UNITS[unit]
+    return sign * total
+
+
+class GoDuration(argparse.Action):
+    """A pflag duration flag (``--since=5m``): the value in seconds, read by
+    :func:`go_parse_duration`; one Go refuses is pflag's usage error ``invalid argument "x" for
+    "--since" flag: time: invalid duration "x"``."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        try:
+            seconds = go_parse_duration(str(values))
+        except ValueError as e:
+            long, short = _pflag_name("/".join(self.option_strings))
+            name = f"-{short}, {long}" if short else long
+            parser.error(f'invalid argument "{values}" for "{name}" flag: {e}')
+        setattr(namespace, self.dest, seconds)
+
+
 class _Commands(argparse._SubParsersAction):
     """argparse's action of a command word, handing the :data:`ROOT_FLAGS` given so far to the
     command's parser (:attr:`CommandParser.inherited`), which parses into a namespace of its own."""
@@ -167,6 +257,8 @@ class CommandParser(argparse.ArgumentParser):
             return super().parse_known_args(args, namespace)
         if namespace is None and self.inherited:
             namespace = argparse.Namespace(**self.inherited)
+        if args is not None:
+            args = self._bare_bools(list(args))
         self._parsing += 1
         try:
             if self.intermixed:
@@ -178,6 +270,20 @@ class CommandParser(argparse.ArgumentParser):
         if extras:
             self.error("unrecognized arguments: " + " ".join(extras))
         return ns, extras
+
+    def _bare_bools(self, args: list[str]) -> list[str]:
+        """``args`` with each bare :class:`GoBool` flag written ``--flag=true`` (so it takes no
+        word after it), up to a ``--`` (what follows is not flags)."""
+        out = []
+        for i, word in enumerate(args):
+            if word == "--":
+                return out + args[i:]
+            action = self._option_string_actions.get(word)
+            if isinstance(action, GoBool):
+                long = next((o for o in action.option_strings if o.startswith("--")), word)
+                word = f"{long}=true"
+            out.append(word)
+        return out
 
     def error(self, message: str) -> NoReturn:
         """Print kubectl's usage error (``error: …`` + ``See '<prog> --help' for usage.``); exit 1."""

@@ -40,7 +40,7 @@ from ..api.schema.meta import ObjectMeta
 
 __all__ = [
     "to_yaml", "to_json", "list_object", "strip_managed_fields", "name_of",
-    "custom_columns", "sort_by", "tabwrite", "render_rows", "ObjectPrinter", "typed",
+    "custom_columns", "sort_by", "tabwrite", "render_rows", "ObjectPrinter", "typed", "RememberingTabWriter",
 ]
 
 
@@ -148,6 +148,30 @@ def render_rows(lines: Sequence[Sequence[str]]) -> str:
     return _tabwrite([list(l) for l in lines])
 
 
+class RememberingTabWriter:
+    """kubectl's tab writer across flushes (``printers.GetNewTabWriter``: liggitt/tabwriter with
+    ``RememberWidths``), as a watch prints through it: each flush lays its lines out with every
+    column as wide as it has been in any flush so far (at least ``minwidth``, cells padded by
+    ``padding``), so the rows printed one change at a time line up with the header and rows
+    before them, and widen the column when one is longer."""
+
+    def __init__(self, minwidth: int = 6, padding: int = 3) -> None:
+        self.minwidth, self.padding = minwidth, padding
+        self.widths: list[int] = []
+
+    def write(self, lines: Sequence[Sequence[str]]) -> str:
+        """One flush of ``lines`` (cells; the last cell of a line is not padded)."""
+        for line in lines:
+            for j, cell in enumerate(line[:-1]):
+                w = max(self.minwidth, len(cell) + self.padding)
+                if j == len(self.widths):
+                    self.widths.append(w)
+                elif w > self.widths[j]:
+                    self.widths[j] = w
+        return "".join("".join(cell.ljust(self.widths[j]) for j, cell in enumerate(line[:-1]))
+                       + (line[-1] if line else "") + "\n" for line in lines)
+
+
 def tabwrite(text: str, minwidth: int = 0, padding: int = 2) -> str:
     """Go's ``text/tabwriter`` (pad with spaces, align left) over ``text``.
 
@@ -196,17 +220,20 @@ def tabwrite(text: str, minwidth: int = 0, padding: int = 2) -> str:
     return "\n".join(out) + ("\n" if trailing else "")
 
 
-def custom_columns(objects: Sequence[Mapping[str, Any]], spec: str, no_headers: bool = False) -> str:
+def custom_columns(objects: Sequence[Mapping[str, Any]], spec: str, no_headers: bool = False,
+                   writer: RememberingTabWriter | None = None) -> str:
     """``-o custom-columns=NAME:.metadata.name,IMAGE:.spec.containers[*].image``.
 
     Each cell: every result of the column's JSONPath joined with ``,``; ``<none>``
-    when there is none. Headers are printed as given.
+    when there is none. Headers are printed as given. ``writer``: lay the lines out with it
+    (a watch's widths), else on their own.
 
     Raises:
         JSONPathError: a column without ``HEADER:PATH``
             (``custom-columns format specified incorrectly``), or a bad path; a path that fails
             on an object carries the lines printed before it as ``partial`` (kubectl prints them).
     """
+    layout = writer.write if writer is not None else render_rows
     specs = []
     for part in spec.split(","):
         if ":" not in part:
@@ -218,7 +245,7 @@ def custom_columns(objects: Sequence[Mapping[str, Any]], spec: str, no_headers: 
         try:
             columns.append((header, parse_jsonpath(relaxed_jsonpath(path))))
         except JSONPathError as e:
-            e.partial = render_rows(lines) if lines else ""  # type: ignore[attr-defined]
+            e.partial = layout(lines) if lines else ""  # type: ignore[attr-defined]
             raise
     for obj in objects:
         row = []
@@ -227,14 +254,14 @@ def custom_columns(objects: Sequence[Mapping[str, Any]], spec: str, no_headers: 
                 results = jp.find_results(obj)
             except JSONPathError as e:
                 # kubectl's tabwriter is flushed on the way out: the lines so far are printed
-                e.partial = render_rows(lines) if lines else ""  # type: ignore[attr-defined]
+                e.partial = layout(lines) if lines else ""  # type: ignore[attr-defined]
                 raise
             if not results or not results[0]:
                 row.append("<none>")
                 continue
             row.append(",".join(go_v(None if v is NIL else v) for vals in results for v in vals))
         lines.append(row)
-    return render_rows(lines)
+    return layout(lines)
 
 
 def sort_by(objects: Sequence[Mapping[str, Any]], expr: str) -> list[Mapping[str, Any]]:
@@ -313,7 +340,16 @@ def typed(obj: dict[str, Any]) -> dict[str, Any]:
     except KeyError:
         return obj
     out = _go_ordered(obj, cls)
+    meta = out.get("metadata")
+    if isinstance(meta, dict) and isinstance(meta.get("managedFields"), list):
+        out["metadata"] = {**meta, "managedFields": [
+            {k: e[k] for k in _MANAGED_FIELDS_ORDER if k in e} | e if isinstance(e, dict) else e
+            for e in meta["managedFields"]]}
     return {k: out[k] for k in ("kind", "apiVersion") if k in out} | out
+
+
+#: ``ManagedFieldsEntry``'s fields in Go's order.
+_MANAGED_FIELDS_ORDER = ("manager", "operation", "apiVersion", "time", "fieldsType", "fieldsV1", "subresource")
 
 
 def _yaml_nulls(value: Any) -> Any:
@@ -337,45 +373,95 @@ class ObjectPrinter:
     - ``json``: the object as Go's ``json.MarshalIndent`` writes it — keys sorted for an
       object kubectl holds unstructured (``-f`` manifests, what such a request returns),
       in Go struct order (:func:`typed`) for one it holds typed;
-    - ``jsonpath=TEMPLATE``.
+    - ``jsonpath=``/``jsonpath-file=``/``jsonpath-as-json=``, ``go-template=``/
+      ``go-template-file=`` (``template``, ``templatefile``; ``--template`` alone is a
+      go-template), with get's errors (:func:`k8semu.cli.commands.get.print_template`).
 
-    ``metadata.managedFields`` is left out (kubectl's ``--show-managed-fields=false``).
+    ``metadata.managedFields`` is left out of ``json`` and ``yaml`` (kubectl's
+    ``--show-managed-fields=false``); templates see it, as kubectl's.
 
     Raises:
         ValueError: kubectl's ``unable to match a printer suitable for the output format "wide",
-            allowed formats are: …``, or a template that does not parse.
+            allowed formats are: …``, a template that does not parse, a template file that
+            cannot be read.
     """
 
-    def __init__(self, fmt: str | None) -> None:
+    def __init__(self, fmt: str | None, *, template: str = "", allow_missing: bool = True,
+                 show_managed_fields: bool = False) -> None:
+        from .commands.get import OutputError, resolve_output
+
         self.fmt = fmt or ""
         self.count = 0
-        if self.fmt.startswith("jsonpath="):
-            try:
-                parse_jsonpath(self.fmt.split("=", 1)[1])
-            except JSONPathError as e:
-                raise ValueError(f"error parsing jsonpath {self.fmt.split('=', 1)[1]}, {e}") from None
-        elif self.fmt not in ("", "yaml", "json", "name"):
+        self.allow_missing, self.show_managed_fields = allow_missing, show_managed_fields
+        name = self.fmt.split("=", 1)[0]
+        if name in ("wide", "custom-columns", "custom-columns-file") or (
+                self.fmt and name not in ("yaml", "json", "name") and not self._template_format(name)):
             raise ValueError(f'unable to match a printer suitable for the output format "{self.fmt}", allowed '
                              "formats are: go-template,go-template-file,json,jsonpath,jsonpath-as-json,"
                              "jsonpath-file,name,template,templatefile,yaml")
+        try:
+            self.printer, self.template = resolve_output(argparse_namespace(output=self.fmt, template=template))
+        except OutputError as e:
+            raise ValueError(str(e)) from None
+        if self.printer in ("jsonpath", "jsonpath-as-json"):
+            try:
+                parse_jsonpath(self.template, allow_missing_keys=allow_missing)
+            except JSONPathError as e:
+                raise ValueError(f"error parsing jsonpath {self.template}, {e}") from None
+        elif self.printer == "go-template":
+            from .gotemplate import TemplateParseError, parse_template
 
-    def print(self, obj: dict[str, Any], line: str, *, go_struct: bool = False) -> None:
+            try:
+                parse_template(self.template, missing_key_error=not allow_missing)
+            except TemplateParseError as e:
+                raise ValueError(f"error parsing template {self.template}, {e}") from None
+
+    @staticmethod
+    def _template_format(name: str) -> bool:
+        return name in ("go-template", "go-template-file", "template", "templatefile", "jsonpath",
+                        "jsonpath-file", "jsonpath-as-json")
+
+    @classmethod
+    def from_args(cls, args: Any) -> "ObjectPrinter":
+        """The printer of a command's print flags (:func:`k8semu.cli.output.add_output_flag`)."""
+        return cls(getattr(args, "output", None), template=getattr(args, "template", "") or "",
+                   allow_missing=getattr(args, "allow_missing_template_keys", True) is not False,
+                   show_managed_fields=bool(getattr(args, "show_managed_fields", False)))
+
+    @property
+    def prints_objects(self) -> bool:
+        """True when the objects are printed, not the command's lines."""
+        return bool(self.printer)
+
+    def print(self, obj: dict[str, Any], line: str, *, go_struct: bool = False) -> int:
         """Print ``obj`` in the format (``line`` when there is none); ``go_struct``: kubectl
-        holds the object typed (:func:`typed`)."""
+        holds the object typed (:func:`typed`). Returns 1 when a template fails on it."""
         self.count += 1
-        if not self.fmt:
+        if not self.printer:
             print(line)
-            return
-        if self.fmt == "name":
+            return 0
+        if self.printer == "name":
             print(name_of(obj))
-            return
-        obj = strip_managed_fields(typed(obj) if go_struct else obj)
-        if self.fmt == "yaml":
+            return 0
+        obj = typed(obj) if go_struct else obj
+        if self.printer in ("yaml", "json") and not self.show_managed_fields:
+            obj = strip_managed_fields(obj)
+        if self.printer == "yaml":
             sys.stdout.write(("---\n" if self.count > 1 else "") + to_yaml(_yaml_nulls(obj)))
-        elif self.fmt == "json" and not go_struct:
+        elif self.printer == "json" and not go_struct:
             sys.stdout.write(to_json(obj))
-        elif self.fmt == "json":  # printing.to_json, in the struct's order instead of sorted
+        elif self.printer == "json":  # printing.to_json, in the struct's order instead of sorted
             text = json.dumps(obj, indent=4, ensure_ascii=False)
             sys.stdout.write(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026") + "\n")
         else:
-            sys.stdout.write(jsonpath_text(self.fmt.split("=", 1)[1], obj))
+            from .commands.get import print_template
+
+            return print_template(self.printer, self.template, json.loads(json.dumps(obj)), self.allow_missing)
+        return 0
+
+
+def argparse_namespace(**kwargs: Any) -> Any:
+    """An ``argparse.Namespace`` of ``kwargs`` (what get's output helpers read)."""
+    import argparse
+
+    return argparse.Namespace(**kwargs)

@@ -30,16 +30,19 @@ from typing import Any, Awaitable, Callable, Iterable, TypeVar
 
 import attrs
 
+from ..api.errors import StatusError
 from ..api.manifest import ManifestError, resource_for
 from ..api.resources import ResourceInfo, lookup
 from ..sim.runtime import Runtime
 from .durations import parse_duration
+from .output import list_error
 from .session import open_cluster, run_session
 from .validate import field_validation, load
 
 __all__ = [
     "Target", "TargetError", "resolve", "resource_type", "split_type_name", "add_target_flags",
-    "add_run_flags", "run_write", "namespace_of", "resolve_args", "intermixed",
+    "add_run_flags", "run_write", "namespace_of", "resolve_args", "intermixed", "file_targets",
+    "single_item_implied", "add_filename_flags", "run_local_or_write", "LOCAL_SERVER_DRY_RUN",
 ]
 
 T = TypeVar("T")
@@ -73,6 +76,8 @@ class Target:
         name: its name.
         source: the manifest file it came from (``-f``), else None.
         obj: the manifest's object (``-f``) or the listed object (``-l`` / ``--all``), else None.
+        problem: why kubectl's builder refuses it (a ``-f`` document in another namespace than
+            ``-n``), when :func:`file_targets` collects errors instead of raising.
     """
 
     info: ResourceInfo
@@ -80,6 +85,7 @@ class Target:
     name: str
     source: str | None = None
     obj: dict[str, Any] | None = None
+    problem: str | None = None
 
 
 def resource_type(text: str, api: Any = None) -> ResourceInfo:
@@ -154,6 +160,8 @@ def resolve(
     """
     ns = namespace or "default"
     filenames = list(filenames)
+    if select_all and (selector or field_selector):
+        raise TargetError("setting 'all' parameter but found a non empty selector. ")
     if filenames:
         if positional:
             raise TargetError("when paths, URLs, or stdin is provided as input, you may not specify "
@@ -164,7 +172,7 @@ def resolve(
     if any("/" in a for a in positional):
         if "/" not in positional[0]:
             raise TargetError(_COMBINED)
-        if selector or select_all:
+        if selector or select_all or field_selector:
             raise TargetError("name cannot be provided when a selector is specified")
         out = []
         for a in positional:
@@ -176,7 +184,7 @@ def resolve(
     infos = [resource_type(t, api) for t in positional[0].split(",") if t]
     names = positional[1:]
     if names:
-        if selector or select_all:
+        if selector or select_all or field_selector:
             raise TargetError("name cannot be provided when a selector is specified")
         return [Target(info, _scoped(info, ns), n) for info in infos for n in names]
     if not (selector is not None or select_all or field_selector):
@@ -184,8 +192,11 @@ def resolve(
     out = []
     for info in infos:
         list_ns = None if all_namespaces else _scoped(info, ns)
-        listed = api.list(info, namespace=list_ns, label_selector=selector or None,
-                          field_selector=field_selector or None)
+        try:
+            listed = api.list(info, namespace=list_ns, label_selector=selector or None,
+                              field_selector=field_selector or None)
+        except StatusError as e:
+            raise list_error(e, info, selector, field_selector) from None
         for obj in listed["items"]:
             meta = obj["metadata"]
             out.append(Target(info, meta.get("namespace"), meta["name"], obj=obj))
@@ -194,6 +205,36 @@ def resolve(
 
 def _from_files(filenames: list[str], recursive: bool, namespace: str | None,
                 validation: str = "Ignore", api: Any = None) -> list[Target]:
+    return file_targets(filenames, recursive=recursive, namespace=namespace, validation=validation, api=api)
+
+
+def file_targets(filenames: Iterable[str], *, recursive: bool = False, namespace: str | None = None,
+                 validation: str = "Ignore", api: Any = None, errors: list[tuple[int, str]] | None = None,
+                 default_namespace: str = "default") -> list[Target]:
+    """The objects of ``-f FILE|DIR|-`` (``-R``: subdirectories too), in document order: the one
+    home of kubectl's ``--filename``/``--recursive`` for every command.
+
+    Each target's namespace is the document's own, else ``namespace`` (``-n``), else
+    ``default_namespace`` (``""`` for kubectl's ``-A``, which sets none); a cluster-scoped
+    kind's is None.
+
+    Args:
+        namespace: ``-n`` as given (None when not given): a document naming another namespace
+            is kubectl's ``the namespace from the provided object "a" does not match the
+            namespace "b". You must pass '--namespace=a' to perform this operation.``
+        validation: how documents are read (:func:`k8semu.cli.validate.load`).
+        api: the API server, for custom resources' kinds.
+        errors: None: the first problem raises (``delete``, ``label`` …). A list: kubectl's
+            ``ContinueOnError`` (``get``, ``describe``): a document that cannot be used adds
+            ``(how many targets come before it, its message)`` and is left out, and one in
+            another namespace is returned with
+            :attr:`Target.problem` set (commands report it when kubectl's builder would, after
+            fetching the object or before describing it).
+
+    Raises:
+        TargetError: a path that does not exist (``the path "x" does not exist``: nothing is
+            read), or, without ``errors``, the first problem.
+    """
     out = []
     for f in filenames:
         try:
@@ -204,17 +245,40 @@ def _from_files(filenames: list[str], recursive: bool, namespace: str | None,
             try:
                 info = resource_for(doc, api if hasattr(api, "custom") else None)
             except ManifestError as e:  # kubectl's second line too: "ensure CRDs are installed first"
-                raise TargetError(f"{e}\n{e.hint}" if e.hint else str(e)) from None
+                text = f"{e}\n{e.hint}" if e.hint else str(e)
+                if errors is None:
+                    raise TargetError(text) from None
+                errors.append((len(out), text))
+                continue
             obj = doc.obj or {}
             meta = obj.get("metadata") or {}
             own = meta.get("namespace")
+            problem = None
             if info.namespaced and namespace and own and own != namespace:
-                raise TargetError(
-                    f'the namespace from the provided object "{own}" does not match the namespace '
-                    f'"{namespace}". You must pass \'--namespace={own}\' to perform this operation.')
-            ns = (own or namespace or "default") if info.namespaced else None
-            out.append(Target(info, ns, meta.get("name", ""), source=doc.source, obj=obj))
+                problem = (f'the namespace from the provided object "{own}" does not match the namespace '
+                           f'"{namespace}". You must pass \'--namespace={own}\' to perform this operation.')
+                if errors is None:
+                    raise TargetError(problem)
+            ns = (own or namespace or default_namespace) if info.namespaced else None
+            out.append(Target(info, ns, meta.get("name", ""), source=doc.source, obj=obj, problem=problem))
     return out
+
+
+def single_item_implied(filenames: Iterable[str]) -> bool:
+    """kubectl's builder "implies a single item" from ``-f`` when there is one path and it is a
+    file (not a directory, not ``-``): then ``-o yaml|json`` of one object prints it rather than
+    a ``List``, and an error stops the printing."""
+    import os
+
+    paths = list(filenames)
+    return len(paths) == 1 and paths[0] != "-" and not os.path.isdir(paths[0])
+
+
+def add_filename_flags(p: argparse.ArgumentParser, what: str = "the resource") -> None:
+    """kubectl's ``-f/--filename`` (repeatable) and ``-R/--recursive``, read by :func:`file_targets`."""
+    p.add_argument("-f", "--filename", action="append", default=[], metavar="FILE|DIR|-",
+                   help=f"manifest file, directory or - (stdin) identifying {what}")
+    p.add_argument("-R", "--recursive", action="store_true", help="process the directories of -f recursively")
 
 
 def intermixed(p: argparse.ArgumentParser) -> None:
@@ -225,17 +289,18 @@ def intermixed(p: argparse.ArgumentParser) -> None:
 
 
 def add_target_flags(p: argparse.ArgumentParser, *, files: bool = True, selector: bool = True,
-                     all_: bool = True, all_namespaces: bool = False) -> None:
+                     all_: bool = True, all_namespaces: bool = False, field_selector: bool = False) -> None:
     """The resource-selection flags kubectl's write commands share (and flags
     accepted between positionals, see :func:`intermixed`)."""
     intermixed(p)
     p.add_argument("resources", nargs="*", metavar="TYPE NAME | TYPE/NAME")
     p.add_argument("-n", "--namespace", help="namespace (default: default)")
     if files:
-        p.add_argument("-f", "--filename", action="append", default=[], help="manifest file, directory or -")
-        p.add_argument("-R", "--recursive", action="store_true", help="process directories recursively")
+        add_filename_flags(p)
     if selector:
         p.add_argument("-l", "--selector", help="label selector")
+    if field_selector:
+        p.add_argument("--field-selector", help="field selector, e.g. metadata.name=web")
     if all_:
         p.add_argument("--all", dest="select_all", action="store_true", help="every object of the types")
     if all_namespaces:
@@ -252,6 +317,7 @@ def resolve_args(api: Any, args: argparse.Namespace, positional: list[str] | Non
         select_all=getattr(args, "select_all", False),
         namespace=getattr(args, "namespace", None),
         all_namespaces=getattr(args, "all_namespaces", False),
+        field_selector=getattr(args, "field_selector", None),
         validation=field_validation(args.validate) if hasattr(args, "validate") else "Ignore",
     )
 
@@ -260,6 +326,33 @@ def add_run_flags(p: argparse.ArgumentParser) -> None:
     """``--for DURATION``: let that much virtual time pass instead of settling."""
     p.add_argument("--for", dest="run_for", metavar="DURATION",
                    help="let this much virtual time pass afterwards instead of waiting to settle (e.g. 5m)")
+
+
+#: kubectl's refusal of ``--local`` with ``--dry-run=server`` (label, annotate, patch, set image)
+LOCAL_SERVER_DRY_RUN = "cannot specify --local and --dry-run=server - did you mean --dry-run=client?"
+
+
+def run_local_or_write(args: argparse.Namespace, positional: list[str] | None,
+                       each: Callable[[Any, list[Target]], None], *, dry_run: bool,
+                       failures: list[str]) -> str | None:
+    """Run ``each(api, targets)`` on the command's targets: with ``--local``, on the objects of the
+    ``-f`` files with no cluster (``api`` None); otherwise in a write session (:func:`run_write`).
+
+    Returns kubectl's error text when the targets cannot be resolved locally, else None (the
+    failures ``each`` records are in ``failures``).
+    """
+    if getattr(args, "local", False):
+        try:
+            each(None, resolve_args(None, args, positional))
+        except TargetError as e:
+            return str(e)
+        return None
+
+    async def body(cluster: Any, rt: Runtime) -> None:
+        each(cluster.api, resolve_args(cluster.api, args, positional))
+
+    run_write(args, body, dry_run=dry_run, failures=failures)
+    return None
 
 
 def run_write(args: argparse.Namespace, body: Callable[[Any, Runtime], Awaitable[T]], *,

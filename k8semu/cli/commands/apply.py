@@ -40,6 +40,7 @@ from ...api.manifest import ManifestError, resource_for
 from ...api.patch import create_three_way_merge_patch
 from ..durations import parse_duration
 from ..output import add_dry_run_flag, die, display_name, dry_run_strategy, dry_run_suffix, server_error
+from ..parser import GoBool
 from ..session import open_cluster, run_session
 from ..summary import summarize
 from ..validate import add_validate_flag, field_validation, load, unknown_field_warnings
@@ -58,6 +59,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--for", dest="run_for", metavar="DURATION",
                    help="let this much virtual time pass instead of waiting to settle (e.g. 5m)")
     a.add_argument("-q", "--quiet", action="store_true", help="no convergence summary")
+    a.add_argument("-l", "--selector", default="", help="apply only the objects whose labels match")
+    a.add_argument("--field-manager", default=None,
+                   help="field manager (default kubectl-client-side-apply; kubectl with --server-side)")
+    a.add_argument("--overwrite", action=GoBool, default=True,
+                   help="accepted as kubectl's (the default, true: the manifest's values win over the live ones)")
+    a.add_argument("--openapi-patch", action=GoBool, default=True,
+                   help="accepted as kubectl's (the default, true: strategic merge patches from the schema)")
     add_validate_flag(a)
     a.set_defaults(func=run)
 
@@ -166,13 +174,14 @@ def _go_float(f: float) -> str:
 
 
 def apply_one(api: Any, info: Any, obj: dict[str, Any], ns: str | None, *, server_side: bool,
-              force: bool, dry: bool, validation: str = "Strict") -> str:
+              force: bool, dry: bool, validation: str = "Strict", field_manager: str | None = None) -> str:
     """Apply one object; returns ``created`` / ``configured`` / ``unchanged`` / ``serverside-applied``.
 
     Client-side, as kubectl's ``applyOneObject``: GET the live object; if it is
     absent, create it (with the last-applied annotation); else send the
     three-way strategic merge patch, if any. ``validation`` is the requests'
-    ``fieldValidation`` (``Strict``, ``Warn``, ``Ignore``).
+    ``fieldValidation`` (``Strict``, ``Warn``, ``Ignore``); ``field_manager`` (``--field-manager``)
+    replaces ``kubectl-client-side-apply`` (``kubectl`` server-side).
 
     Raises:
         ApplyError: the server refused a step (a StatusError: which step, for
@@ -181,8 +190,8 @@ def apply_one(api: Any, info: Any, obj: dict[str, Any], ns: str | None, *, serve
     name = (obj.get("metadata") or {}).get("name", "")
     if server_side:
         try:
-            api.patch(info, name, obj, APPLY_PATCH, namespace=ns, field_manager="kubectl", force=force,
-                      dry_run=dry)
+            api.patch(info, name, obj, APPLY_PATCH, namespace=ns, field_manager=field_manager or "kubectl",
+                      force=force, dry_run=dry)
         except errors.StatusError as e:
             raise ApplyError(e, "serverside", info, name, ns) from e
         return "serverside-applied"
@@ -191,8 +200,8 @@ def apply_one(api: Any, info: Any, obj: dict[str, Any], ns: str | None, *, serve
         current = api.get(info, name, namespace=ns)
     except errors.NotFound:
         try:
-            api.create(info, desired, namespace=ns, dry_run=dry, field_manager="kubectl-client-side-apply",
-                       field_validation=validation)
+            api.create(info, desired, namespace=ns, dry_run=dry,
+                       field_manager=field_manager or "kubectl-client-side-apply", field_validation=validation)
         except errors.StatusError as e:
             raise ApplyError(e, "creating", info, name, ns) from e
         return "created"
@@ -207,7 +216,7 @@ def apply_one(api: Any, info: Any, obj: dict[str, Any], ns: str | None, *, serve
     ptype = MERGE_PATCH if getattr(info, "crd", "") else STRATEGIC_MERGE_PATCH
     try:
         api.patch(info, name, patch, ptype, namespace=ns, dry_run=dry,
-                  field_manager="kubectl-client-side-apply", field_validation=validation)
+                  field_manager=field_manager or "kubectl-client-side-apply", field_validation=validation)
     except errors.StatusError as e:
         raise ApplyError(e, "patching", info, name, ns, patch) from e
     return "configured"
@@ -261,6 +270,12 @@ def run(args: argparse.Namespace) -> int:
                 return die(_read_error(f, e))
     except ManifestError as e:
         return die(str(e))
+    if args.selector:  # kubectl's builder keeps the documents whose own labels match
+        from ...api import selectors
+
+        match = selectors.parse_label_selector(args.selector)
+        docs = [d for d in docs if not isinstance(d.obj, dict)
+                or match.matches(((d.obj or {}).get("metadata") or {}).get("labels") or {})]
     if not docs:
         return die("no objects passed to apply")
     mode = dry_run_strategy(args.dry_run)
@@ -297,7 +312,7 @@ def run(args: argparse.Namespace) -> int:
         ns = (meta.get("namespace") or args.namespace or "default") if info.namespaced else None
         try:
             apply_one(cluster.api, info, obj, ns, server_side=args.server_side,
-                      force=args.force_conflicts, dry=True, validation=validation)
+                      force=args.force_conflicts, dry=True, validation=validation, field_manager=args.field_manager)
         except ApplyError as e:
             if not _in_coming_namespace(e, ns, coming):
                 print(server_error(e, e.context(doc.source)), file=sys.stderr)
@@ -342,7 +357,8 @@ def run(args: argparse.Namespace) -> int:
                     print(f"Warning: {warning}", file=sys.stderr)
             try:
                 verb = apply_one(api, info, obj, ns, server_side=args.server_side,
-                                 force=args.force_conflicts, dry=dry, validation=validation)
+                                 force=args.force_conflicts, dry=dry, validation=validation,
+                                 field_manager=args.field_manager)
             except ApplyError as e:
                 print(server_error(e, e.context(doc.source)), file=sys.stderr)
                 failed += 1

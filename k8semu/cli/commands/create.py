@@ -51,7 +51,7 @@ from ...api.meta import random_suffix
 from ...api.resources import by_kind
 from ..output import add_dry_run_flag, add_output_flag, die, display_name, dry_run_strategy, dry_run_suffix, server_error
 from ..printing import ObjectPrinter, typed
-from ..parser import CommandParser
+from ..parser import CommandParser, GoBool
 from ..targets import add_run_flags, run_write
 from ..validate import add_validate_flag, field_validation, load, unknown_field_warnings
 
@@ -63,6 +63,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("-f", "--filename", action="append", default=[], help="manifest file, directory or -")
     c.add_argument("-R", "--recursive", action="store_true")
     c.add_argument("-n", "--namespace", help="namespace (default: default)")
+    c.add_argument("-l", "--selector", default="", help="create only the -f objects whose labels match")
+    c.add_argument("--raw", default="", metavar="URI",
+                   help="POST the -f file as it is to this URI of the API server and print the answer")
+    _save_and_manager_flags(c, None)
     add_dry_run_flag(c)
     add_output_flag(c)
     add_run_flags(c)
@@ -107,12 +111,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.set_defaults(func=run)
 
 
+def _save_and_manager_flags(p: argparse.ArgumentParser, default: Any) -> None:
+    """``--save-config`` and ``--field-manager`` (``default``: SUPPRESS for a generator's copy,
+    set only when given there)."""
+    p.add_argument("--save-config", action=GoBool, default=False if default is None else default,
+                   help="write the kubectl.kubernetes.io/last-applied-configuration annotation, as apply does")
+    p.add_argument("--field-manager", default=FIELD_MANAGER if default is None else default,
+                   help=f"field manager (default {FIELD_MANAGER})")
+
+
 def _generator_flags(p: argparse.ArgumentParser) -> None:
     """The flags every generator takes after NAME too: ``-n`` (kept apart: ``create -n x``
-    before the generator must stand), ``--dry-run`` and ``-o`` (set only when given there)."""
+    before the generator must stand), ``--dry-run``, ``-o``, ``--save-config`` and
+    ``--field-manager`` (set only when given there)."""
     p.add_argument("-n", "--namespace", dest="gen_namespace", default=argparse.SUPPRESS)
     add_dry_run_flag(p, default=argparse.SUPPRESS)
     add_output_flag(p, default=argparse.SUPPRESS)
+    _save_and_manager_flags(p, argparse.SUPPRESS)
 
 
 # Flags of the generators that take a command after ``--``: argparse's REMAINDER
@@ -323,7 +338,64 @@ def _generated(args: argparse.Namespace, rng: Any) -> dict[str, Any]:
     return cronjob(args.name, args.image, args.schedule, args.command, args.restart, namespace=ns)
 
 
+def _go_compact(value: Any) -> str:
+    """Go's ``json.Marshal`` of a typed object: compact, fields in the order given, HTML-escaped."""
+    import json
+
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+def saved_config(obj: dict[str, Any], typed_object: bool) -> dict[str, Any]:
+    """``--save-config``: ``obj`` with kubectl's last-applied-configuration annotation — for a
+    manifest's object the text ``apply`` writes (:func:`k8semu.cli.commands.apply.with_last_applied`),
+    for a generator's (typed) object its Go serialisation (struct order, no empty annotations)."""
+    from .apply import LAST_APPLIED, with_last_applied
+
+    if not typed_object:
+        return with_last_applied(obj)
+    meta = dict(obj.get("metadata") or {})
+    ann = {k: v for k, v in (meta.get("annotations") or {}).items() if k != LAST_APPLIED}
+    bare = {**obj, "metadata": {**{k: v for k, v in meta.items() if k != "annotations"},
+                                **({"annotations": ann} if ann else {})}}
+    text = _go_compact(typed(bare)) + "\n"
+    return {**obj, "metadata": {**meta, "annotations": {**ann, LAST_APPLIED: text}}}
+
+
+def _run_raw(args: argparse.Namespace, method: str) -> int:
+    """``create --raw URI -f FILE`` (POST) / ``replace --raw`` (PUT): the file sent as it is
+    through the API server's HTTP front, the answer printed as it is."""
+    from ..rawhttp import print_raw_async, raw_flag_error
+
+    error = raw_flag_error(args, file_required=True)
+    if error is not None:
+        return die(error)
+    path = args.filename[0]
+    try:
+        body = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
+    except OSError as e:
+        from .get import _go_os_error
+
+        return die(_go_os_error("open", path, e))
+    codes: list[int] = []
+    failures: list[str] = []
+
+    async def send(cluster, rt) -> None:
+        codes.append(await print_raw_async(cluster.api, method, args.raw, body))
+        if codes[-1]:
+            failures.append(args.raw)
+
+    run_write(args, send, failures=failures)
+    return codes[0] if codes else 1
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.raw:
+        if args.generator:
+            return die("when paths, URLs, or stdin is provided as input, you may not specify resource "
+                       "arguments as well")
+        return _run_raw(args, "POST")
     if args.generator and args.filename:
         return die("when paths, URLs, or stdin is provided as input, you may not specify resource arguments as well")
     if not args.generator and not args.filename:
@@ -331,7 +403,7 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "gen_flags", None):
         _split_command(args)  # (flags after NAME, --dry-run and -o among them)
     dry_run = dry_run_strategy(args.dry_run)
-    printer = ObjectPrinter(args.output)
+    printer = ObjectPrinter.from_args(args)
     validation = field_validation(args.validate)
     docs = []
     try:
@@ -339,6 +411,17 @@ def run(args: argparse.Namespace) -> int:
             docs.extend(load(f, recursive=args.recursive, directive=validation))
     except ManifestError as e:
         return die(str(e))
+    if args.selector:  # kubectl's builder keeps the documents whose own labels match
+        from ...api import selectors
+
+        try:
+            match = selectors.parse_label_selector(args.selector)
+        except Exception as e:  # noqa: BLE001 - kubectl's words for a selector that does not parse
+            return die(f'the provided selector "{args.selector}" is not valid: {getattr(e, "message", e)}')
+        docs = [d for d in docs if not isinstance(d.obj, dict)
+                or match.matches(((d.obj or {}).get("metadata") or {}).get("labels") or {})]
+    if args.filename and not docs:
+        return die("no objects passed to create")
     suffix = dry_run_suffix(dry_run)
     failures: list[str] = []
 
@@ -361,12 +444,16 @@ def run(args: argparse.Namespace) -> int:
             if source is not None and validation == "Warn":
                 for warning in unknown_field_warnings(obj, api):
                     print(f"Warning: {warning}", file=sys.stderr)
+            if source is not None and ns is not None:  # kubectl's builder sets a manifest's namespace
+                obj = {**obj, "metadata": {**obj.get("metadata", {}), "namespace": ns}}
+            if args.save_config:
+                obj = saved_config(obj, typed_object=source is None)
             try:
-                if dry_run == "client":  # what would be sent (kubectl's builder sets a manifest's namespace)
-                    out = obj if source is None or ns is None else {
-                        **obj, "metadata": {**obj.get("metadata", {}), "namespace": ns}}
+                if dry_run == "client":  # what would be sent
+                    out = obj
                 else:
-                    out = api.create(info, obj, namespace=ns, dry_run=dry_run == "server", field_manager=FIELD_MANAGER,
+                    out = api.create(info, obj, namespace=ns, dry_run=dry_run == "server",
+                                     field_manager=args.field_manager,
                                      field_validation=validation if source is not None else "Strict")
             except errors.StatusError as e:
                 context = f'error when creating "{source}": ' if source else ""

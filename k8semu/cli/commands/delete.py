@@ -50,7 +50,7 @@ def _bool(text: str) -> bool:
 
 def register(sub: argparse._SubParsersAction) -> None:
     d = sub.add_parser("delete", help="delete objects (as kubectl delete), then let the deletion unfold")
-    add_target_flags(d, all_namespaces=True)
+    add_target_flags(d, all_namespaces=True, field_selector=True)
     d.add_argument("--cascade", default="background", help="background (default), foreground or orphan")
     d.add_argument("--grace-period", type=int, default=-1, help="seconds given to pods to stop (-1: their own)")
     d.add_argument("--now", action="store_true", help="grace period 1 (immediate shutdown)")
@@ -59,6 +59,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--wait", type=_bool, nargs="?", const=True, default=True,
                    help="wait until the objects are gone (default true)")
     d.add_argument("--timeout", default="0s", help="how long to wait for the objects to be gone in virtual time (0: 1h)")
+    d.add_argument("-o", "--output", default="", help="name: print resource/name instead of the line")
+    d.add_argument("--raw", default="", metavar="URI",
+                   help="send DELETE to this URI of the API server (-f: the body) and print the answer as it is")
     add_dry_run_flag(d)
     add_run_flags(d)
     d.set_defaults(func=run)
@@ -96,13 +99,17 @@ def run(args: argparse.Namespace) -> int:
         better = "background" if args.cascade.lower() == "true" else "orphan"
         print(f"warning: --cascade={args.cascade} is deprecated (boolean value) and can be replaced with "
               f"--cascade={better}.", file=sys.stderr)
-    if args.select_all and args.selector:
-        return die("cannot set --all and --selector at the same time")
     grace = grace_period(args)
+    if args.output and args.output != "name":
+        return die(f"unexpected -o output mode: {args.output}. We only support '-o name'")
+    if args.force and grace > 0:
+        return die("--force and --grace-period greater than 0 cannot be specified together")
+    if args.raw:
+        return _raw(args)
     timeout = parse_duration(args.timeout, allow_negative=False) or WAIT_LIMIT
     ignore_nf = args.ignore_not_found
     if ignore_nf is None:
-        ignore_nf = bool(args.select_all or args.selector)
+        ignore_nf = bool(args.select_all or args.selector or args.field_selector)
     dry = dry_run_strategy(args.dry_run)
     suffix = dry_run_suffix(dry)
     verb = "force deleted" if grace == 0 else "deleted"
@@ -128,9 +135,9 @@ def run(args: argparse.Namespace) -> int:
                 context = f'error when deleting "{t.source}": ' if t.source else ""
                 failures.append(server_error(e, context))
                 continue
-            print(f'{_label(t)} "{t.name}" {verb}{suffix}')
+            print(f"{_label(t)}/{t.name}" if args.output == "name" else f'{_label(t)} "{t.name}" {verb}{suffix}')
             deleted.append((t, obj["metadata"].get("uid", "")))
-        if not targets and (args.select_all or args.selector):
+        if not targets and (args.select_all or args.selector or args.field_selector):
             print("No resources found")
         if dry != "none" or not args.wait or not deleted:
             return
@@ -150,3 +157,32 @@ def run(args: argparse.Namespace) -> int:
     for line in failures:
         print(line, file=sys.stderr)
     return 1 if failures else 0
+
+
+def _raw(args: argparse.Namespace) -> int:
+    """``delete --raw URI [-f FILE]``: one DELETE through the API server's HTTP front (the body
+    from ``-f``), its answer printed as it is (:mod:`k8semu.cli.rawhttp`); then the cluster
+    settles as after any write."""
+    from ..rawhttp import print_raw_async, raw_flag_error
+
+    error = raw_flag_error(args, file_required=False)
+    if error is not None:
+        return die(error)
+    body = b""
+    if args.filename:
+        try:
+            body = sys.stdin.buffer.read() if args.filename[0] == "-" else open(args.filename[0], "rb").read()
+        except OSError as e:
+            from .get import _go_os_error
+
+            return die(_go_os_error("open", args.filename[0], e))
+    codes: list[int] = []
+    failures: list[str] = []
+
+    async def run_raw(cluster, rt) -> None:
+        codes.append(await print_raw_async(cluster.api, "DELETE", args.raw, body))
+        if codes[-1]:
+            failures.append(args.raw)  # refused: nothing changed
+
+    run_write(args, run_raw, failures=failures)
+    return codes[0] if codes else 1

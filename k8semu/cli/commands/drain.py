@@ -48,6 +48,7 @@ from ...api.meta import controller_of
 from ...timeline.rerun import ClientWaits
 from ..durations import parse_duration
 from ..output import add_dry_run_flag, dry_run_strategy, dry_run_suffix, server_error
+from ..parser import GoBool
 from ..session import WAIT_LIMIT
 from ..targets import add_run_flags, run_write
 from ..durations import go_duration
@@ -74,6 +75,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--force", action="store_true", help="also evict pods that declare no controller")
     d.add_argument("--grace-period", type=int, default=-1, help="seconds given to each pod (-1: its own)")
     d.add_argument("--timeout", default="0s", help="give up after this long in virtual time (0: 1h)")
+    d.add_argument("--disable-eviction", action=GoBool, default=False,
+                   help="delete the pods instead of evicting them (PodDisruptionBudgets do not apply)")
+    d.add_argument("--skip-wait-for-delete-timeout", type=int, default=0, metavar="SECONDS",
+                   help="do not wait for a pod whose deletion began more than SECONDS ago")
+    d.add_argument("--chunk-size", type=int, default=500,
+                   help="accepted as kubectl's (list in chunks of this size); the output is the same")
     add_dry_run_flag(d)
     add_run_flags(d)
     d.set_defaults(func=run)
@@ -183,6 +190,20 @@ async def drain_node(api: Any, rt: Any, node: str, args: argparse.Namespace, tim
     start = rt.now
     retry_at: dict[int, float] = {i: start for i in range(len(pods))}  # pods still to evict
     waiting: dict[int, str] = {}  # pods evicted, uid to wait for
+    deleting = bool(getattr(args, "disable_eviction", False))
+    skip_after = getattr(args, "skip_wait_for_delete_timeout", 0) or 0
+    if deleting:  # kubectl's deletePods: every DELETE first, then the wait (a server dry run waits forever)
+        for i, pod in enumerate(pods):
+            m = pod["metadata"]
+            try:
+                api.delete("pods", m["name"], namespace=m["namespace"], dry_run=dry_run == "server",
+                           grace_period_seconds=args.grace_period if args.grace_period >= 0 else None)
+            except errors.NotFound:
+                pass
+            except errors.StatusError as e:
+                raise DrainError(e.message, [server_error(e)]) from None
+            waiting[i] = m["uid"]
+        retry_at = {}
     while True:
         for i, pod in enumerate(pods):
             m = pod["metadata"]
@@ -207,11 +228,15 @@ async def drain_node(api: Any, rt: Any, node: str, args: argparse.Namespace, tim
                     waiting[i] = m["uid"]
             elif i in waiting:
                 try:
-                    gone = api.get("pods", m["name"], namespace=m["namespace"])["metadata"]["uid"] != waiting[i]
+                    now_pod = api.get("pods", m["name"], namespace=m["namespace"])
+                    gone = now_pod["metadata"]["uid"] != waiting[i]
                 except errors.NotFound:
-                    gone = True
+                    now_pod, gone = None, True
                 if gone:
-                    print(f"pod/{m['name']} evicted")
+                    print(f"pod/{m['name']} {'deleted' if deleting else 'evicted'}")
+                    del waiting[i]
+                elif skip_after > 0 and _deleting_for(api, now_pod, rt.now) > skip_after:
+                    print(f'pod "{m["name"]}" has DeletionTimestamp older than {skip_after} seconds, skipping')
                     del waiting[i]
         if not retry_at and not waiting:
             return
@@ -223,6 +248,14 @@ async def drain_node(api: Any, rt: Any, node: str, args: argparse.Namespace, tim
                 print(f"pod/{name}", file=sys.stderr)
             raise DrainError(msg, [f"error: {msg}"])
         await waits.advance(1.0)
+
+
+def _deleting_for(api: Any, pod: dict[str, Any] | None, now: float) -> float:
+    """How long ``pod`` has been deleted (seconds since its ``deletionTimestamp``; -1: it is not)."""
+    from ...api.meta import parse_time
+
+    stamp = ((pod or {}).get("metadata") or {}).get("deletionTimestamp")
+    return now - parse_time(api.epoch, stamp) if stamp else -1.0
 
 
 def run(args: argparse.Namespace) -> int:

@@ -33,7 +33,7 @@ from ...api import errors
 from ...api.auth import admin
 from ...api.apiserver import RequestContext
 from ..output import die, server_error
-from ..parser import CommandParser
+from ..parser import CommandParser, GoDuration
 from ..session import open_cluster
 from .get import UnknownType
 from .logs import pod_for
@@ -49,6 +49,8 @@ def _flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("-i", "--stdin", action="store_true", default=argparse.SUPPRESS)
     p.add_argument("-t", "--tty", action="store_true", default=argparse.SUPPRESS)
     p.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS)
+    p.add_argument("--pod-running-timeout", action=GoDuration, default=argparse.SUPPRESS, metavar="DURATION",
+                   help="accepted as kubectl's: the cluster does not run while exec reads it, so nothing waits")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

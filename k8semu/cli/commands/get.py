@@ -23,10 +23,28 @@ template's missing key an error. The errors are kubectl's, word for word:
 template {{.x, template: output:1: unclosed action``, the ``Printing more
 information for debugging the template`` dumps of a template that fails.
 
-``-w``/``--watch`` prints the table, then runs the cluster's components in
+``-w``/``--watch`` prints the objects, then runs the cluster's components in
 virtual time for ``--for`` (default 60s) and prints one row per change to a
-matching object as it is written (each row padded on its own, as kubectl's
-watch output is).
+matching object as it is written, through one printer as kubectl's watch: the
+header once, each row laid out with the column widths so far (kubectl's tab
+writer remembers them), ``-o yaml`` documents ``---``-separated.
+``--watch-only`` prints the changes only; ``--output-watch-events`` prints each
+as a watch event (an ``EVENT`` column ``ADDED``/``MODIFIED``/``DELETED``;
+``{"type":…,"object":…}`` lines for ``-o json``). One type only (``you may only
+specify a single resource type``); several names or ``-f`` objects are printed,
+then refused, as kubectl's.
+
+``-f FILE|DIR|- [-R]`` gets the objects the manifests name (in their own
+namespace, else ``-n``'s), as kubectl's builder: tables one per run of
+objects of one kind, names with their kinds when several kinds were found,
+errors collected and printed after (``Error from server (NotFound): …``; one
+as ``error: …``, several one a line), ``-l`` matching the live objects; one
+object of a single file prints as itself, not a ``List``.
+``--subresource=status|scale`` gets that subresource of the named objects (a
+Scale prints as ``NAME AGE``); ``--raw URI`` prints the API server's answer as
+it is (:mod:`k8semu.cli.rawhttp`); ``--server-print=false`` prints kubectl's own
+``NAME AGE`` tables; ``--chunk-size`` is accepted (the output does not depend
+on it).
 
 The shared helpers here (:func:`resolve_types`, :func:`cluster_now`,
 :func:`parse_targets`) are used by the other read commands.
@@ -44,14 +62,17 @@ from typing import Any, Mapping, Sequence
 
 from ...api import errors
 from ...api.resources import ResourceInfo, lookup
-from ...api.tables import render_table, table_for
+from ...api.tables import render_table, table_for, table_lines
 from ..durations import parse_duration
-from ..output import die, server_error
+from ..output import die, list_error, server_error
 from ...api.gofmt import go_json, go_quote, go_v
-from ...api.jsonpath import JSONPathError, JSONPathParseError, jsonpath_exec_error, parse_jsonpath
-from ..printing import custom_columns, list_object, name_of, sort_by, strip_managed_fields, to_json, to_yaml
+from ...api.jsonpath import (JSONPathError, JSONPathParseError, jsonpath_exec_error, parse_jsonpath,
+                             relaxed_jsonpath)
+from ..printing import (RememberingTabWriter, _yaml_nulls, custom_columns, list_object, name_of, sort_by,
+                        strip_managed_fields, to_json, to_yaml)
+from ..parser import GoBool
 from ..session import open_cluster, run_session
-from ..targets import intermixed
+from ..targets import TargetError, add_filename_flags, file_targets, intermixed, single_item_implied
 
 __all__ = ["register", "resolve_types", "parse_targets", "parse_targets_with_crds", "cluster_now", "no_resources_message",
            "ALL_CATEGORY", "UnknownType"]
@@ -175,8 +196,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     g = sub.add_parser("get", help="display one or many resources (as kubectl get)")
     intermixed(g)
     g.add_argument("resources", nargs="*", metavar="TYPE[/NAME] [NAME]")
-    g.add_argument("-n", "--namespace", default="default")
+    g.add_argument("-n", "--namespace", help="namespace (default: default)")
     g.add_argument("-A", "--all-namespaces", action="store_true")
+    add_filename_flags(g, "the resources to get")
     g.add_argument("-l", "--selector", help="label selector, e.g. app=web")
     g.add_argument("--field-selector", help="field selector, e.g. status.phase=Running")
     g.add_argument("-o", "--output", default="",
@@ -193,7 +215,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--show-kind", action="store_true")
     g.add_argument("--show-managed-fields", action="store_true")
     g.add_argument("--ignore-not-found", action="store_true")
+    g.add_argument("--subresource", default="", metavar="status|scale",
+                   help="get this subresource of the named objects (status or scale)")
+    g.add_argument("--server-print", action=GoBool, default=True,
+                   help="the server's table columns (default true; false: NAME and AGE only)")
+    g.add_argument("--chunk-size", type=int, default=500,
+                   help="accepted as kubectl's (list in chunks of this size); the output is the same")
+    g.add_argument("--raw", default="", metavar="URI",
+                   help="GET this URI from the API server and print the response as it is")
     g.add_argument("-w", "--watch", action="store_true", help="print changes as they happen (runs the cluster)")
+    g.add_argument("--watch-only", action=GoBool, default=False,
+                   help="print the changes only, not the objects as they are first")
+    g.add_argument("--output-watch-events", action=GoBool, default=False,
+                   help="with -w/--watch-only: print each change as a watch event (ADDED, MODIFIED, DELETED)")
     g.add_argument("--for", dest="run_for", default="60s", metavar="DURATION",
                    help="with -w: how much virtual time to watch (default 60s)")
     from ...timeline.view import add_at_argument
@@ -225,15 +259,52 @@ def _fetch(api: Any, info: ResourceInfo, names: list[str], args: argparse.Namesp
         out = []
         for name in names:
             try:
-                out.append(api.get(info, name, namespace=ns if info.namespaced else None))
-            except errors.NotFound as e:
-                if not args.ignore_not_found:
+                out.append(get_subresource(api, info, name, ns if info.namespaced else None, args.subresource))
+            except errors.StatusError as e:
+                if not (args.ignore_not_found and isinstance(e, errors.NotFound)):
                     print(server_error(e), file=sys.stderr)
                     failed.append(1)
         return out
-    lst = api.list(info, namespace=ns if info.namespaced else None, label_selector=args.selector,
-                   field_selector=args.field_selector)
+    try:
+        lst = api.list(info, namespace=ns if info.namespaced else None, label_selector=args.selector,
+                       field_selector=args.field_selector)
+    except errors.StatusError as e:
+        raise list_error(e, info, args.selector, args.field_selector) from None
     return list(lst["items"])
+
+
+def get_subresource(api: Any, info: ResourceInfo, name: str, namespace: str | None,
+                    subresource: str = "") -> dict[str, Any]:
+    """GET ``name`` (``--subresource``: its ``status`` or ``scale``) as the server answers it: the
+    object itself for ``status``, an ``autoscaling/v1`` Scale for ``scale``; a subresource the
+    kind does not have is the server's ``NotFound`` (``the server could not find the requested
+    resource``), one it has but does not GET (``eviction``) its ``MethodNotAllowed``.
+
+    Raises:
+        StatusError: the server's error.
+    """
+    if subresource and subresource not in info.subresources:
+        err = errors.NotFound("the server could not find the requested resource")
+        err.details = {}
+        raise err
+    if subresource == "scale":
+        return api.get_scale(info, name, namespace=namespace)
+    if subresource not in ("", "status"):
+        raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
+    return api.get(info, name, namespace=namespace)
+
+
+def print_errors(errs: Sequence[Any]) -> None:
+    """Print what kubectl's builder collected (``ContinueOnError``), as ``cmdutil.CheckErr``
+    does: one error as ``error: …`` (a server error as ``Error from server (…): …``); several,
+    one line each without the ``error: `` prefix."""
+    for e in errs:
+        if isinstance(e, errors.StatusError):
+            print(server_error(e), file=sys.stderr)
+        elif len(errs) == 1:
+            print(f"error: {e}", file=sys.stderr)
+        else:
+            print(e, file=sys.stderr)
 
 
 #: kubectl's template printers: each ``-o`` name -> the printer it selects.
@@ -388,12 +459,46 @@ def _with_type(obj: Mapping[str, Any], info: ResourceInfo) -> dict[str, Any]:
     return {"apiVersion": info.api_version, "kind": info.kind, **obj}
 
 
+def table_of(items: list[dict[str, Any]], info: ResourceInfo, now: datetime,
+             args: argparse.Namespace) -> dict[str, Any]:
+    """The server's Table of ``items`` (of ``info``) as ``get`` asks for it: a Scale's (``NAME``,
+    ``AGE``) for ``--subresource=scale``, and the same two columns for any kind with
+    ``--server-print=false`` (kubectl's own default printer)."""
+    if getattr(args, "subresource", "") == "scale" or not getattr(args, "server_print", True):
+        return table_for(items, "Scale", now)
+    return table_for(items, info.kind, now, info=info)
+
+
+def _sort_field_found(objs: Sequence[Mapping[str, Any]], expr: str) -> bool:
+    """Whether ``--sort-by``'s path gives a value on at least one of ``objs`` (kubectl refuses to
+    sort by a field none of them has); an expression that does not parse counts as found (its
+    own error comes when sorting)."""
+    try:
+        jp = parse_jsonpath(relaxed_jsonpath(expr), allow_missing_keys=True)
+        return any(r and r[0] for r in (jp.find_results(o) for o in objs))
+    except JSONPathError:
+        return True
+
+
+def _no_sort_field(expr: str) -> str:
+    return f'couldn\'t find any field with path "{relaxed_jsonpath(expr)}" in the list of objects'
+
+
 def print_objects(groups: list[tuple[ResourceInfo, list[dict[str, Any]]]], args: argparse.Namespace,
-                  now: datetime, single: bool) -> int:
+                  now: datetime, single: bool, several: bool | None = None, infos: int | None = None) -> int:
     """Print what ``get`` fetched in the ``-o`` format; returns 1 on a printing error (or an unknown format).
 
     As kubectl's, only ``-o yaml|json`` leave out ``metadata.managedFields`` (unless
     ``--show-managed-fields``): templates and custom columns see the whole object.
+    ``groups`` are printed as tables in order (one table per group); names carry their kind
+    when ``several`` (by default: more than one group).
+
+    ``--sort-by`` as kubectl's: a list whose objects all lack the field is its error
+    (``couldn't find any field with path "{.x}" in the list of objects``); in tables, rows are
+    sorted within one result, but ``infos`` (how many results kubectl's builder returned: one
+    per listed type, one per named object) of two or more are sorted as results, which (being
+    server-side Tables) lack the objects' fields: the same error, nothing printed; and a table
+    of several rows none of which has the field prints nothing (then ``No resources found``).
     """
     try:
         fmt, template = resolve_output(args)
@@ -407,14 +512,16 @@ def print_objects(groups: list[tuple[ResourceInfo, list[dict[str, Any]]]], args:
     objs = [_with_type(o, info) for info, items in groups for o in items]
     if fmt in ("yaml", "json") and not args.show_managed_fields:
         objs = [strip_managed_fields(o) for o in objs]
-    if args.sort_by and fmt not in ("", "wide"):
+    if args.sort_by and fmt not in ("", "wide") and not (single and len(objs) == 1):
+        if objs and not _sort_field_found(objs, args.sort_by):
+            return die(_no_sort_field(args.sort_by))
         try:
             objs = sort_by(objs, args.sort_by)
         except JSONPathError as e:
             return die(f"couldn't find any field with path \"{args.sort_by}\" in the list of objects: {e}")
     data: Any = objs[0] if single and len(objs) == 1 else list_object(objs)
     if fmt == "yaml":
-        sys.stdout.write(to_yaml(data))
+        sys.stdout.write(to_yaml(_yaml_nulls(data)))  # a JSON null prints as null, as go-yaml writes it
     elif fmt == "json":
         sys.stdout.write(to_json(data))
     elif fmt == "name":
@@ -434,29 +541,90 @@ def print_objects(groups: list[tuple[ResourceInfo, list[dict[str, Any]]]], args:
             sys.stdout.write(getattr(e, "partial", ""))
             return die(str(e))
     else:  # "" or "wide"
-        several = len(groups) > 1  # kubectl: several types requested (resource.MultipleTypesRequested)
+        if several is None:
+            several = len(groups) > 1  # kubectl: the infos are of several kinds (multipleGVKsRequested)
+        if args.sort_by and (infos or 0) >= 2 and not _sort_field_found(
+                [{"apiVersion": "meta.k8s.io/v1", "kind": "Table", "metadata": {}}], args.sort_by):
+            return die(_no_sort_field(args.sort_by))
         first = True
         for info, items in groups:
             if not items:
+                continue
+            if args.sort_by and (infos or 0) < 2 and len(items) > 1 and not _sort_field_found(
+                    [_with_type(o, info) for o in items], args.sort_by):
+                # kubectl's sorting printer fails, and get does not look at a printer's error
+                print(no_resources_message(args.namespace, args.all_namespaces, info.namespaced), file=sys.stderr)
                 continue
             if args.sort_by:
                 try:
                     items = list(sort_by([_with_type(o, info) for o in items], args.sort_by))
                 except JSONPathError as e:
                     return die(str(e))
-            table = table_for(items, info.kind, now, info=info)
+            table = table_of(items, info, now, args)
             text = render_table(table, wide=fmt == "wide", show_labels=args.show_labels,
                                 no_headers=args.no_headers, show_kind=several or args.show_kind,
                                 with_namespace=args.all_namespaces and info.namespaced,
                                 kind=_kind_label(info), label_columns=args.label_columns)
-            if not first:
+            if not first and not args.no_headers:
                 sys.stdout.write("\n")
             sys.stdout.write(text)
             first = False
     return 0
 
 
+def _check_flags(args: argparse.Namespace) -> str | None:
+    """kubectl get's ``Complete``/``Validate`` refusals of flag combinations (its message), else None."""
+    if args.raw:
+        if args.resources:
+            return "arguments may not be passed when --raw is specified"
+        if args.watch or args.watch_only or args.selector:
+            return "--raw may not be specified with other flags that filter the server request or alter the output"
+        if args.output:
+            return "--raw and --output are mutually exclusive"
+        return None
+    if args.show_labels and args.output not in ("", "wide"):
+        return f"--show-labels option cannot be used with {args.output} printer"
+    if args.output_watch_events and not (args.watch or args.watch_only):
+        return "--output-watch-events option can only be used with --watch or --watch-only"
+    return None
+
+
+def _open(args: argparse.Namespace, *, write: bool = False) -> Any:
+    """The cluster ``get`` reads: as it was at ``--at``, else now (``write``: to run it, for ``-w``)."""
+    if getattr(args, "at", None):
+        from ..session import open_cluster_at
+
+        return open_cluster_at(args)
+    return open_cluster(args, read_only=not write)
+
+
 def run(args: argparse.Namespace) -> int:
+    explicit_ns = args.namespace is not None and not args.all_namespaces
+    args.namespace = args.namespace or "default"
+    watching = args.watch or args.watch_only
+    bad = _check_flags(args)
+    if bad:
+        return die(bad)
+    if args.raw:
+        from ..rawhttp import RawError, check_raw_uri, print_raw
+
+        try:
+            check_raw_uri(args.raw)
+        except RawError as e:
+            return die(str(e))
+        cluster = _open(args)
+        try:
+            return print_raw(cluster.api, "GET", args.raw)
+        finally:
+            cluster.close()
+    if args.sort_by and watching:
+        print("warning: --watch requested, --sort-by will be ignored for watch events received" if args.watch
+              else "warning: --watch-only requested, --sort-by will be ignored", file=sys.stderr)
+    if args.filename:
+        if args.resources:
+            return die("when paths, URLs, or stdin is provided as input, you may not specify resource "
+                       "arguments as well")
+        return _run_files(args, explicit_ns)
     if not args.resources:
         return die("You must specify the type of resource to get. Use \"k8semu get all\" for a list of "
                    "common resources.")
@@ -478,33 +646,140 @@ def run(args: argparse.Namespace) -> int:
     if bad_format and not single:  # whatever is found; one named object's NotFound would come first
         return die(bad_format)
     args.label_columns = label_column_keys(args.label_columns)
-    if args.at and args.watch:
+    if args.at and watching:
         return die("--at shows the past; it cannot be combined with --watch")
-    if args.at:
-        from ..session import open_cluster_at
-
-        cluster = open_cluster_at(args)
-    else:
-        cluster = open_cluster(args, read_only=not args.watch)
+    named = any(names for _, names in targets)
+    if args.all_namespaces and any(names and info.namespaced for info, names in targets):
+        return die("a resource cannot be retrieved by name across all namespaces")
+    if args.subresource and not all(names for _, names in targets):
+        return die("subresource cannot be used when bulk resources are specified")
+    if watching and len(targets) > 1:
+        return die("you may only specify a single resource type")
+    cluster = _open(args, write=watching)
     api = cluster.api
     if any(part.strip().lower() == "all" for part in args.resources[0].split(",")) and "/" not in args.resources[0]:
         targets = parse_targets(args.resources, api)  # ``all`` takes in the CRDs of that category
     _deprecation_warnings(targets)
-    failed: list[int] = []
-    groups = [(info, _fetch(api, info, names, args, failed)) for info, names in targets]
-    named = any(names for _, names in targets)
-    code = 0
-    found = any(items for _, items in groups)
-    structured = printer in ("yaml", "json", "jsonpath", "jsonpath-as-json", "go-template")
-    if found or (structured and not named):
-        code = print_objects(groups, args, cluster_now(cluster), single)
-    elif not named:
-        print(no_resources_message(args.namespace, args.all_namespaces,
-                                   any(i.namespaced for i, _ in targets)), file=sys.stderr)
-    if args.watch and not bad_format:
-        code = _watch(cluster, targets, args) or code
-    cluster.close()
-    return 1 if failed else code
+    try:
+        if watching:
+            if bad_format:
+                return die(bad_format)
+            return _watch_targets(cluster, targets[0], args)
+        failed: list[int] = []
+        groups = [(info, _fetch(api, info, names, args, failed)) for info, names in targets]
+        code = 0
+        found = any(items for _, items in groups)
+        structured = printer in ("yaml", "json", "name", "jsonpath", "jsonpath-as-json", "go-template",
+                                 "custom-columns")
+        # kubectl's builder returns one result per listed type and one per object found by name
+        results = [(info, items) for (info, names), (_, items) in zip(targets, groups) if not names or items]
+        if found or (structured and not named):
+            code = print_objects(groups, args, cluster_now(cluster), single,
+                                 several=len({info for info, _ in results}) > 1,
+                                 infos=sum(len(items) if names else 1 for (_, names), (_, items) in zip(targets, groups)))
+        elif not named:
+            print(no_resources_message(args.namespace, args.all_namespaces,
+                                       any(i.namespaced for i, _ in targets)), file=sys.stderr)
+        return 1 if failed else code
+    finally:
+        cluster.close()
+
+
+def _gvr(info: ResourceInfo) -> str:
+    """apimachinery's ``GroupVersionResource.String()``: ``apps/v1, Resource=deployments``."""
+    return f"{info.group}/{info.version}, Resource={info.plural}"
+
+
+def _run_files(args: argparse.Namespace, explicit_ns: bool) -> int:
+    """``get -f FILE|DIR|- [-R]``: each document's object as the server has it now, as kubectl's
+    builder fetches them (``Latest``), errors collected (``ContinueOnError``).
+
+    An object is looked up in its document's namespace, else ``-n``'s (``default``); with
+    ``-A``, a namespaced document that names none is kubectl's ``no namespace set on resource
+    apps/v1, Resource=deployments "web"``. ``-l`` keeps the objects whose live labels match;
+    a document in another namespace than an explicit ``-n`` is kubectl's mismatch error.
+    Tables are printed one per run of objects of the same kind, in document order, names
+    prefixed with their kind when several kinds were found. ``-o yaml|json|name|…`` of the one
+    object of a single file prints it (not a ``List``), and stops at an error.
+    """
+    from ...api import selectors
+
+    try:
+        printer, _ = resolve_output(args)
+    except OutputError as e:
+        return die(str(e))
+    args.subresource = ""  # kubectl fetches a file's objects themselves, whatever --subresource says
+    args.label_columns = label_column_keys(args.label_columns)
+    watching = args.watch or args.watch_only
+    if args.at and watching:
+        return die("--at shows the past; it cannot be combined with --watch")
+    cluster = _open(args, write=watching)
+    try:
+        api = cluster.api
+        problems: list[tuple[int, str]] = []
+        try:
+            targets = file_targets(args.filename, recursive=args.recursive, validation="Ignore", api=api,
+                                   namespace=args.namespace if explicit_ns else None, errors=problems,
+                                   default_namespace="" if args.all_namespaces else args.namespace)
+        except TargetError as e:
+            return die(str(e))
+        label = selectors.parse_label_selector(args.selector) if args.selector else None
+        errs: list[Any] = []
+        found: list[tuple[ResourceInfo, dict[str, Any]]] = []
+        for i, t in enumerate(targets):
+            errs.extend(text for at, text in problems if at == i)
+            if not t.name:
+                obj = t.obj or {}  # kubectl fetches nothing for a document without a name
+            elif t.info.namespaced and not t.namespace:
+                errs.append(f'no namespace set on resource {_gvr(t.info)} "{t.name}"')
+                continue
+            else:
+                try:
+                    obj = api.get(t.info, t.name, namespace=t.namespace)
+                except errors.StatusError as e:
+                    if not (args.ignore_not_found and isinstance(e, errors.NotFound)):
+                        errs.append(e)
+                    continue
+            if label is not None and not label.matches((obj.get("metadata") or {}).get("labels") or {}):
+                continue
+            if t.problem:
+                errs.append(t.problem)
+                continue
+            found.append((t.info, obj))
+        errs.extend(text for at, text in problems if at >= len(targets))
+        if watching:
+            if errs:
+                print_errors(errs[:1])
+                return 1
+            return _watch_found(cluster, found, args)
+        single = single_item_implied(args.filename)
+        if printer not in ("", "wide"):
+            if errs and single:
+                print_errors(errs)
+                return 1
+            if not found and args.ignore_not_found:
+                print_errors(errs)
+                return 1 if errs else 0
+            groups = [(info, [obj]) for info, obj in found]
+            code = print_objects(groups, args, cluster_now(cluster), single)
+            print_errors(errs)
+            return 1 if errs else code
+        groups: list[tuple[ResourceInfo, list[dict[str, Any]]]] = []
+        for info, obj in found:
+            if groups and groups[-1][0] == info:
+                groups[-1][1].append(obj)
+            else:
+                groups.append((info, [obj]))
+        code = 0
+        if found:
+            code = print_objects(groups, args, cluster_now(cluster), single,
+                                 several=len({info for info, _ in found}) > 1, infos=len(found))
+        elif not errs and not args.ignore_not_found:
+            print(no_resources_message(args.namespace, args.all_namespaces), file=sys.stderr)
+        print_errors(errs)
+        return 1 if errs else code
+    finally:
+        cluster.close()
 
 
 def _deprecation_warnings(targets: list[tuple[ResourceInfo, list[str]]]) -> None:
@@ -519,16 +794,142 @@ def _deprecation_warnings(targets: list[tuple[ResourceInfo, list[str]]]) -> None
             print(f"Warning: {info.deprecated}", file=sys.stderr)
 
 
-def _watch(cluster: Any, targets: list[tuple[ResourceInfo, list[str]]], args: argparse.Namespace) -> int:
+#: kubectl's EVENT cells (``formatEventType``): the types padded to one width.
+_EVENT_CELLS = {"ADDED": "ADDED   ", "MODIFIED": "MODIFIED", "DELETED": "DELETED ", "ERROR": "ERROR   "}
+
+
+class _WatchPrinter:
+    """kubectl's printer of ``get -w``/``--watch-only``: one printer for the objects as they are
+    and every change after, so a table's header is printed once (with the first row printed)
+    and ``-o yaml`` documents are ``---``-separated across all of them.
+
+    With ``--output-watch-events`` each object is a watch event: a first ``EVENT`` column
+    (``ADDED``, ``MODIFIED``, ``DELETED``) in tables; ``{"type":…,"object":…}`` on one line for
+    ``-o json``, ``object:``/``type:`` for ``-o yaml`` (the object whole, managed fields
+    included, as kubectl prints a ``WatchEvent``); templates and custom columns see the event.
+    """
+
+    def __init__(self, info: ResourceInfo, args: argparse.Namespace) -> None:
+        self.info, self.args = info, args
+        self.printer, self.template = resolve_output(args)
+        self.allow_missing = _parse_bool(str(args.allow_missing_template_keys)) is not False
+        self.headers_done = bool(args.no_headers)
+        self.documents = 0
+        self.writer = RememberingTabWriter()  # one for the whole watch: its columns only widen
+
+    def print(self, items: list[tuple[str, dict[str, Any]]], now: datetime) -> None:
+        """Print ``items`` (``(event type, object)``) together (one table flush), at ``now``."""
+        if not items:
+            return
+        args, events = self.args, self.args.output_watch_events
+        printer = self.printer
+        if printer in ("", "wide"):
+            sys.stdout.write(self._table(items, now))
+        elif printer == "custom-columns":
+            data = [{"type": t, "object": o} if events else _with_type(o, self.info) for t, o in items]
+            sys.stdout.write(custom_columns(data, self.template, no_headers=self.headers_done, writer=self.writer))
+            self.headers_done = True
+        for etype, obj in items if printer not in ("", "wide", "custom-columns") else ():
+            typed = _with_type(obj, self.info)
+            if printer == "name":
+                print(name_of(typed))
+            elif printer in ("yaml", "json"):
+                if events:
+                    data = {"type": etype, "object": typed}
+                else:
+                    data = typed if args.show_managed_fields else strip_managed_fields(typed)
+                if printer == "json":
+                    sys.stdout.write('{"type":' + go_json(etype) + ',"object":' + go_json(typed) + "}\n"
+                                     if events else to_json(data))
+                else:
+                    sys.stdout.write(("---\n" if self.documents else "") + to_yaml(_yaml_nulls(data)))
+                self.documents += 1
+            else:
+                print_template(printer, self.template, {"type": etype, "object": typed} if events else typed,
+                               self.allow_missing)
+        sys.stdout.flush()
+
+    def _table(self, items: list[tuple[str, dict[str, Any]]], now: datetime) -> str:
+        args, info = self.args, self.info
+        table = table_of([o for _, o in items], info, now, args)
+        with_ns = args.all_namespaces and info.namespaced
+        if args.output_watch_events:
+            columns = list(table["columnDefinitions"])
+            rows = [dict(r, cells=list(r["cells"])) for r in table["rows"]]
+            if with_ns:  # kubectl's decoration puts NAMESPACE first, then prepends EVENT
+                columns.insert(0, {"name": "Namespace", "type": "string", "format": "", "priority": 0})
+                for row, (_, obj) in zip(rows, items):
+                    row["cells"].insert(0, (obj.get("metadata") or {}).get("namespace", ""))
+                with_ns = False
+            columns.insert(0, {"name": "Event", "type": "string", "format": "", "priority": 0})
+            for row, (etype, _) in zip(rows, items):
+                row["cells"].insert(0, _EVENT_CELLS.get(etype, etype))
+            table = {**table, "columnDefinitions": columns, "rows": rows}
+        lines = table_lines(table, wide=self.printer == "wide", show_labels=args.show_labels,
+                            no_headers=self.headers_done, with_namespace=with_ns, kind=_kind_label(info),
+                            label_columns=args.label_columns)
+        self.headers_done = True
+        return self.writer.write(lines)
+
+
+def _watch_targets(cluster: Any, target: tuple[ResourceInfo, list[str]], args: argparse.Namespace) -> int:
+    """``get TYPE [NAME…] -w``: the objects (one GET each, the first error ends it; or the
+    LIST), then the changes, as kubectl's ``watch``. Several names are printed, then refused:
+    ``you may only watch a single resource or type of resource at a time``."""
+    info, names = target
+    api = cluster.api
+    ns = None if (args.all_namespaces or not info.namespaced) else args.namespace
+    if names:
+        objs = []
+        for name in names:
+            try:
+                objs.append(api.get(info, name, namespace=ns))
+            except errors.StatusError as e:
+                print(server_error(e), file=sys.stderr)
+                return 1
+        found = [(info, o) for o in objs]
+        return _watch_found(cluster, found, args, ns=ns, names=names,
+                            too_many="you may only watch a single resource or type of resource at a time")
+    try:
+        items = api.list(info, namespace=ns, label_selector=args.selector,
+                         field_selector=args.field_selector)["items"]
+    except errors.StatusError as e:
+        print(server_error(list_error(e, info, args.selector, args.field_selector)), file=sys.stderr)
+        return 1
+    return _watch_found(cluster, [(info, o) for o in items], args, ns=ns, listed=info)
+
+
+def _watch_found(cluster: Any, found: list[tuple[ResourceInfo, dict[str, Any]]], args: argparse.Namespace, *,
+                 ns: str | None = None, names: list[str] | None = None, listed: ResourceInfo | None = None,
+                 too_many: str | None = None) -> int:
+    """Print ``found`` (unless ``--watch-only``), then every change to them (``listed``: to any
+    object of that resource the selectors match) for ``--for`` of virtual time.
+
+    ``-f`` objects are watched one at a time: several are printed, then refused
+    (``watch is only supported on individual resources and resource collections - 2 resources
+    were found``).
+    """
     from ...api import selectors
 
     duration = parse_duration(args.run_for, allow_negative=False)
-    info, names = targets[0]
-    ns = None if (args.all_namespaces or not info.namespaced) else args.namespace
+    if listed is None and not found:
+        return 0
+    info = listed or found[0][0]
+    if names is None and listed is None:  # -f: the one object, in its own namespace
+        meta = found[0][1].get("metadata") or {}
+        ns, names = (meta.get("namespace") if info.namespaced else None), [meta.get("name", "")]
+        if len(found) > 1:
+            too_many = ("watch is only supported on individual resources and resource collections - "
+                        f"{len(found)} resources were found")
+    out = _WatchPrinter(info, args)
+    if not args.watch_only:
+        out.print([("ADDED", o) for _, o in found], cluster_now(cluster))
+    if too_many and len(found) > 1:
+        return die(too_many)
     prefix = info.prefix(ns)
-    label = selectors.parse_label_selector(args.selector) if args.selector else None
+    label = selectors.parse_label_selector(args.selector) if args.selector and listed else None
     field = None
-    if args.field_selector:
+    if args.field_selector and listed:
         field = selectors.validate_field_selector(info.plural, selectors.parse_field_selector(args.field_selector),
                                                   group=info.group)
 
@@ -542,37 +943,31 @@ def _watch(cluster: Any, targets: list[tuple[ResourceInfo, list[str]]], args: ar
             return False
         return True
 
-    printer, template = resolve_output(args)  # checked before the watch starts
+    def event_type(rec: Any, obj: Mapping[str, Any]) -> str | None:
+        """The event a watch with these selectors sends for ``rec`` (None: none), as the
+        server's watch cache: an object that starts or stops matching is ADDED or DELETED."""
+        now = matches(obj)
+        if rec.type in ("ADDED", "DELETED") or (label is None and field is None):
+            return rec.type if now else None
+        try:
+            prev = cluster.log.get(rec.key, rec.revision - 1)
+        except Exception:  # noqa: BLE001 - compacted away: as if it did not match before
+            prev = None
+        before = prev is not None and matches(prev.object)
+        if now:
+            return "MODIFIED" if before else "ADDED"
+        return "DELETED" if before else None
 
     def on_record(rec: Any) -> None:
         if not rec.key.startswith(prefix):
             return
         obj = rec.object
-        if not matches(obj):
+        etype = event_type(rec, obj)
+        if etype is None:
             return
         if getattr(info, "crd", ""):  # a custom object as read through the version asked for
             obj = cluster.api.custom.read(info, obj)
-        now = cluster.api.epoch + timedelta(seconds=rec.time)
-        fmt = args.output or ""
-        if printer in ("jsonpath", "jsonpath-as-json", "go-template", "custom-columns"):
-            o = _with_type(obj, info)
-            if printer == "custom-columns":
-                sys.stdout.write(custom_columns([o], template, no_headers=True))
-            else:
-                print_template(printer, template, o, _parse_bool(str(args.allow_missing_template_keys)) is not False)
-        elif fmt == "name":
-            print(name_of(_with_type(obj, info)))
-        elif fmt in ("yaml", "json"):
-            o = _with_type(obj, info)
-            if not args.show_managed_fields:
-                o = strip_managed_fields(o)
-            sys.stdout.write(to_yaml(o) + "---\n" if fmt == "yaml" else to_json(o))
-        else:
-            sys.stdout.write(render_table(table_for([obj], info.kind, now, info=info), wide=fmt == "wide",
-                                          show_labels=args.show_labels, no_headers=True,
-                                          with_namespace=args.all_namespaces and info.namespaced,
-                                          kind=_kind_label(info), label_columns=args.label_columns))
-        sys.stdout.flush()
+        out.print([(etype, obj)], cluster.api.epoch + timedelta(seconds=rec.time))
 
     async def body(rt: Any) -> None:
         cluster.log.add_listener(on_record)

@@ -23,8 +23,10 @@ from typing import Any
 
 from ...api import errors
 from ...api.apiserver import JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
-from ..output import add_dry_run_flag, die, display_name, dry_run_strategy, dry_run_suffix, server_error
-from ..targets import add_run_flags, add_target_flags, resolve_args, run_write
+from ..output import add_dry_run_flag, add_output_flag, die, display_name, dry_run_strategy, server_error
+from ..parser import GoBool
+from ..printing import ObjectPrinter
+from ..targets import LOCAL_SERVER_DRY_RUN, TargetError, add_run_flags, add_target_flags, resolve_args, run_write
 
 FIELD_MANAGER = "kubectl-patch"
 PATCH_TYPES = {"strategic": STRATEGIC_MERGE_PATCH, "merge": MERGE_PATCH, "json": JSON_PATCH}
@@ -37,7 +39,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--patch-file", help="a file holding the patch")
     p.add_argument("--type", default="strategic", choices=sorted(PATCH_TYPES))
     p.add_argument("--subresource", default="", choices=["", "status", "scale"])
+    p.add_argument("--local", action=GoBool, default=False,
+                   help="patch the -f objects locally and print them; nothing is sent")
+    p.add_argument("--field-manager", default=FIELD_MANAGER, help=f"field manager (default {FIELD_MANAGER})")
     add_dry_run_flag(p)
+    add_output_flag(p)
     add_run_flags(p)
     p.set_defaults(func=run)
 
@@ -227,7 +233,32 @@ def parse_patch(text: str) -> Any:
         raise ValueError(f'unable to parse "{text}": yaml: {where}{problem}') from None
 
 
+def patched_locally(obj: dict[str, Any], doc: Any, patch_type: str) -> dict[str, Any]:
+    """``obj`` with the patch applied on the client, as ``patch --local`` and ``--dry-run=client``
+    do (kubectl's ``getPatchedJSON``).
+
+    Raises:
+        ValueError: the patch cannot be applied (Go's words: ``json: cannot unmarshal object into
+            Go value of type jsonpatch.Patch`` for a JSON patch that is not a list).
+    """
+    from ...api.patch import apply_json_patch, apply_merge_patch, apply_strategic_merge_patch
+
+    if patch_type == JSON_PATCH:
+        if not isinstance(doc, list):
+            kind = "object" if isinstance(doc, dict) else "string"
+            raise ValueError(f"json: cannot unmarshal {kind} into Go value of type jsonpatch.Patch")
+        return apply_json_patch(obj, doc)
+    if not isinstance(doc, dict):
+        raise ValueError("json: cannot unmarshal into Go value of type map[string]interface {}")
+    if patch_type == MERGE_PATCH:
+        return apply_merge_patch(obj, doc)
+    return apply_strategic_merge_patch(obj, doc, f"{obj.get('apiVersion')}/{obj.get('kind')}")
+
+
 def run(args: argparse.Namespace) -> int:
+    """kubectl patch: each object's PATCH (or, with ``--local`` / ``--dry-run=client``, the patch
+    applied here) printed as ``patched`` or ``patched (no change)`` — kubectl adds no dry-run
+    mark to this line — or, with ``-o``, the patched object."""
     if args.patch is None and args.patch_file is None:
         return die("must specify --patch or --patch-file containing the contents of the patch")
     text = args.patch
@@ -242,29 +273,65 @@ def run(args: argparse.Namespace) -> int:
         doc, bad_json = None, str(e) if args.type == "strategic" else f"error decoding patch: {e}"
     patch_type = PATCH_TYPES[args.type]
     dry = dry_run_strategy(args.dry_run)
-    suffix = dry_run_suffix(dry)
+    if args.local and args.resources:
+        return die("cannot specify --local and server resources")
+    if args.local and dry == "server":
+        return die(LOCAL_SERVER_DRY_RUN)
+    try:
+        printer = ObjectPrinter.from_args(args)
+    except ValueError as e:
+        return die(str(e))
     failures: list[str] = []
 
-    async def body(cluster, rt) -> None:
-        api = cluster.api
-        for t in resolve_args(api, args):
+    def show(t: Any, before: dict[str, Any], after: dict[str, Any]) -> None:
+        change = "" if after != before else " (no change)"
+        if printer.print(after, f"{display_name(t.info, t.name)} patched{change}"):
+            failures.append("")
+
+    def local(targets: list[Any], api: Any = None) -> None:
+        for t in targets:
+            before = dict(t.obj or {}) if args.local else None
             try:
-                before = api.get(t.info, t.name, namespace=t.namespace)
-                if bad_json is not None and dry != "client":
-                    raise errors.BadRequest(bad_json)
-                if dry == "client":
-                    after = before
-                else:
-                    after = api.patch(t.info, t.name, doc, patch_type, namespace=t.namespace,
-                                      subresource=args.subresource, field_manager=FIELD_MANAGER,
-                                      dry_run=dry == "server")
+                if before is None:
+                    before = api.get(t.info, t.name, namespace=t.namespace)
+                if bad_json is not None:
+                    raise ValueError(bad_json)
+                after = patched_locally(before, doc, patch_type)
             except errors.StatusError as e:
                 failures.append(server_error(e))
                 continue
-            change = "" if after != before or dry == "client" else " (no change)"
-            print(f"{display_name(t.info, t.name)} patched{change}{suffix}")
+            except Exception as e:  # noqa: BLE001 - the patch does not apply: kubectl's error
+                failures.append(f"error: {getattr(e, 'message', None) or e}")
+                continue
+            show(t, before, after)
 
-    run_write(args, body, dry_run=dry != "none", failures=failures)
+    if args.local:  # no cluster: the files' objects, patched here
+        try:
+            local(resolve_args(None, args))
+        except TargetError as e:
+            return die(str(e))
+    else:
+        async def body(cluster, rt) -> None:
+            api = cluster.api
+            targets = resolve_args(api, args)
+            if dry == "client":
+                local(targets, api)
+                return
+            for t in targets:
+                try:
+                    before = api.get(t.info, t.name, namespace=t.namespace)
+                    if bad_json is not None:
+                        raise errors.BadRequest(bad_json)
+                    after = api.patch(t.info, t.name, doc, patch_type, namespace=t.namespace,
+                                      subresource=args.subresource, field_manager=args.field_manager,
+                                      dry_run=dry == "server")
+                except errors.StatusError as e:
+                    failures.append(server_error(e))
+                    continue
+                show(t, before, after)
+
+        run_write(args, body, dry_run=dry != "none", failures=failures)
     for line in failures:
-        print(line, file=sys.stderr)
+        if line:
+            print(line, file=sys.stderr)
     return 1 if failures else 0

@@ -45,7 +45,7 @@ from ...controllers.deployment.rollback import _find_revision
 from ...timeline.rerun import ClientWaits
 from ..durations import parse_duration
 from ..describe import PrefixWriter, describe_pod_template
-from ..output import (add_dry_run_flag, add_output_flag, display_name, dry_run_strategy, dry_run_suffix,
+from ..output import (add_dry_run_flag, add_output_flag, die, display_name, dry_run_strategy, dry_run_suffix,
                       server_error)
 from ..printing import ObjectPrinter, tabwrite
 from ..session import open_cluster
@@ -68,6 +68,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     h = acts.add_parser("history", help="list a Deployment's revisions")
     add_target_flags(h, all_=False)
     h.add_argument("--revision", type=int, default=0, help="show this revision's pod template")
+    add_output_flag(h)
     h.set_defaults(func=run_history)
     u = acts.add_parser("undo", help="roll back to a previous revision")
     add_target_flags(u, all_=False)
@@ -79,6 +80,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     for verb in ("restart", "pause", "resume"):
         p = acts.add_parser(verb, help=f"{verb} a rollout")
         add_target_flags(p, all_=False)
+        p.add_argument("--field-manager", default=FIELD_MANAGER, help=f"field manager (default {FIELD_MANAGER})")
+        add_output_flag(p)
         add_run_flags(p)
         p.set_defaults(func=lambda a, v=verb: run_change(a, v))
 
@@ -249,6 +252,12 @@ def _history(api: Any, d: dict[str, Any]) -> dict[int, dict[str, Any]]:
 
 
 def run_history(args: argparse.Namespace) -> int:
+    """kubectl rollout history: the revisions table, ``--revision``'s pod template, or with
+    ``-o`` the revisions' ReplicaSets themselves (in revision order; ``--revision``: that one)."""
+    try:
+        printer = ObjectPrinter.from_args(args)
+    except ValueError as e:
+        return die(str(e))
     cluster = open_cluster(args, read_only=True)
     try:
         api = cluster.api
@@ -262,6 +271,16 @@ def run_history(args: argparse.Namespace) -> int:
                 print(server_error(e), file=sys.stderr)
                 return 1
             history = _history(api, d)
+            if printer.prints_objects:
+                revisions = [args.revision] if args.revision > 0 else sorted(history)
+                if args.revision > 0 and args.revision not in history:
+                    print("error: unable to find the specified revision", file=sys.stderr)
+                    return 1
+                for rev in revisions:
+                    rs = history[rev]
+                    if printer.print({"apiVersion": "apps/v1", "kind": "ReplicaSet", **rs}, "", go_struct=True):
+                        return 1
+                continue
             if args.revision > 0:
                 rs = history.get(args.revision)
                 if rs is None:
@@ -284,9 +303,10 @@ def run_history(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- undo / restart / pause / resume
 
 def _change(api: Any, t: Target, verb: str, to_revision: int,
-            dry_run: str = "none") -> tuple[str, dict[str, Any]]:
+            dry_run: str = "none", field_manager: str = FIELD_MANAGER) -> tuple[str, dict[str, Any]]:
     """Send one of undo / restart / pause / resume (``dry_run``: undo's ``--dry-run``); returns
-    the line to print and the Deployment as read before.
+    the line to print and the Deployment kubectl prints with ``-o``: undo's as read before,
+    the others' as the PATCH returned it.
 
     Raises:
         RollbackError / ValueError: kubectl's refusal (message after ``error: ``).
@@ -314,22 +334,25 @@ def _change(api: Any, t: Target, verb: str, to_revision: int,
             plan = restart_patch(d, api.timestamp())
         except RollbackError as e:
             raise ValueError(f'{t.info.qualified} "{t.name}" {e}') from None
-        api.patch(t.info, t.name, plan["patch"], plan["patchType"], namespace=t.namespace,
-                  field_manager=FIELD_MANAGER)
-        return plan["message"], d
+        out = api.patch(t.info, t.name, plan["patch"], plan["patchType"], namespace=t.namespace,
+                        field_manager=field_manager)
+        return plan["message"], out
     paused = bool((d.get("spec") or {}).get("paused"))
     if verb == "pause" and paused:
         raise ValueError(f'{t.info.qualified} "{t.name}" is already paused')
     if verb == "resume" and not paused:
         raise ValueError(f'{t.info.qualified} "{t.name}" is not paused')
-    api.patch(t.info, t.name, {"spec": {"paused": True if verb == "pause" else None}}, STRATEGIC_MERGE_PATCH,
-              namespace=t.namespace, field_manager=FIELD_MANAGER)
-    return f"{name} {'paused' if verb == 'pause' else 'resumed'}", d
+    out = api.patch(t.info, t.name, {"spec": {"paused": True if verb == "pause" else None}}, STRATEGIC_MERGE_PATCH,
+                    namespace=t.namespace, field_manager=field_manager)
+    return f"{name} {'paused' if verb == 'pause' else 'resumed'}", out
 
 
 def run_change(args: argparse.Namespace, verb: str) -> int:
     dry = dry_run_strategy(getattr(args, "dry_run", None))
-    ObjectPrinter(getattr(args, "output", None))  # (an unknown -o is an error before anything is sent)
+    try:
+        ObjectPrinter.from_args(args)  # (an unknown -o is an error before anything is sent)
+    except ValueError as e:
+        return die(str(e))
     failures: list[str] = []
 
     async def body(cluster, rt) -> None:
@@ -341,7 +364,8 @@ def run_change(args: argparse.Namespace, verb: str) -> int:
                                 if verb != "undo" else f"error: no rollbacker has been implemented for \"{_gk(t)}\"")
                 continue
             try:
-                line, obj = _change(api, t, verb, getattr(args, "to_revision", 0), dry)
+                line, obj = _change(api, t, verb, getattr(args, "to_revision", 0), dry,
+                                    getattr(args, "field_manager", FIELD_MANAGER))
             except errors.StatusError as e:
                 failures.append(server_error(e))
                 continue
@@ -349,7 +373,7 @@ def run_change(args: argparse.Namespace, verb: str) -> int:
                 failures.append(f"error: {e}")
                 continue
             # (kubectl makes a printer per object: no "---" between them)
-            ObjectPrinter(getattr(args, "output", None)).print(obj, line, go_struct=True)
+            ObjectPrinter.from_args(args).print(obj, line, go_struct=True)
 
     run_write(args, body, dry_run=dry != "none", failures=failures)
     for line in failures:

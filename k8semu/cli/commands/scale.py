@@ -22,7 +22,9 @@ import argparse
 import sys
 
 from ...api import errors
-from ..output import add_dry_run_flag, display_name, dry_run_strategy, dry_run_suffix, server_error
+from ..output import add_dry_run_flag, add_output_flag, die, display_name, dry_run_strategy, dry_run_suffix, server_error
+from ..parser import GoDuration
+from ..printing import ObjectPrinter
 from ..targets import add_run_flags, add_target_flags, resolve_args, run_write
 
 FIELD_MANAGER = "kubectl-scale"
@@ -35,7 +37,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--replicas", type=int, default=None, help="the new number of replicas (required)")
     s.add_argument("--current-replicas", type=int, default=-1, help="precondition: the current replicas")
     s.add_argument("--resource-version", default="", help="precondition: the current resourceVersion")
+    s.add_argument("--timeout", action=GoDuration, default=0.0, metavar="DURATION",
+                   help="accepted as kubectl's (wait for the replicas): the cluster settles afterwards anyway")
     add_dry_run_flag(s)
+    add_output_flag(s)
     add_run_flags(s)
     s.set_defaults(func=run)
 
@@ -50,15 +55,20 @@ def run(args: argparse.Namespace) -> int:
         return 1
     dry = dry_run_strategy(args.dry_run)
     suffix = dry_run_suffix(dry)
+    try:
+        printer = ObjectPrinter.from_args(args)
+    except ValueError as e:
+        return die(str(e))
     failures: list[str] = []
 
     async def body(cluster, rt) -> None:
         api = cluster.api
         targets = resolve_args(api, args)
         found, missing = [], []
+        read: dict[int, dict] = {}
         for t in targets:  # kubectl's builder reads each object first
             try:
-                api.get(t.info, t.name, namespace=t.namespace)
+                read[id(t)] = api.get(t.info, t.name, namespace=t.namespace)
                 found.append(t)
             except errors.StatusError as e:
                 missing.append(e)
@@ -86,10 +96,13 @@ def run(args: argparse.Namespace) -> int:
             except errors.StatusError as e:
                 failures.append(server_error(e))
                 continue
-            print(f"{display_name(t.info, t.name)} scaled{suffix}")
+            # (-o: the object as it was read, before the scale, as kubectl prints it)
+            if printer.print(read[id(t)], f"{display_name(t.info, t.name)} scaled{suffix}"):
+                failures.append("")
         failures.extend(late)
 
     run_write(args, body, dry_run=dry != "none", failures=failures)
     for line in failures:
-        print(line, file=sys.stderr)
+        if line:
+            print(line, file=sys.stderr)
     return 1 if failures else 0

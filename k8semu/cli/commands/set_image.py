@@ -20,8 +20,10 @@ from typing import Any
 from ...api import errors
 from ...api.apiserver import STRATEGIC_MERGE_PATCH
 from ...api.patch import create_two_way_merge_patch
-from ..output import add_dry_run_flag, display_name, dry_run_strategy, dry_run_suffix, server_error
-from ..targets import add_run_flags, add_target_flags, resolve_args, run_write
+from ..output import add_dry_run_flag, add_output_flag, die, display_name, dry_run_strategy, dry_run_suffix, server_error
+from ..parser import GoBool
+from ..printing import ObjectPrinter
+from ..targets import LOCAL_SERVER_DRY_RUN, add_run_flags, add_target_flags, run_local_or_write
 from .label import split_resources_and_pairs
 
 FIELD_MANAGER = "kubectl-set"
@@ -32,7 +34,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     kinds = s.add_subparsers(dest="set_what", required=True, metavar="image")
     i = kinds.add_parser("image", help="update containers' images (as kubectl set image)")
     add_target_flags(i, all_namespaces=True)
+    i.add_argument("--local", action=GoBool, default=False,
+                   help="change the -f objects locally and print them; nothing is sent")
+    i.add_argument("--field-manager", default=FIELD_MANAGER, help=f"field manager (default {FIELD_MANAGER})")
     add_dry_run_flag(i)
+    add_output_flag(i)
     add_run_flags(i)
     i.set_defaults(func=run)
 
@@ -85,24 +91,43 @@ def with_images(obj: dict[str, Any], images: dict[str, str]) -> tuple[dict[str, 
     return _set(obj, path, spec), missing
 
 
+#: kubectl's ``resource.LocalResourceError``.
+LOCAL_RESOURCE_ERROR = ("you must specify resources by --filename when --local is set.\n"
+                        "Example resource specifications include:\n   '-f rsrc.yaml'\n   '--filename=rsrc.json'")
+
+
 def run(args: argparse.Namespace) -> int:
+    """kubectl set image: each object read (``--local``: the ``-f`` objects as written), its
+    images changed, a strategic merge patch of the difference sent (``--dry-run=client`` and
+    ``--local`` send nothing); printed as ``image updated`` or, with ``-o``, the object (the
+    server's answer; the local one when nothing is sent)."""
     positional, pairs = split_resources_and_pairs(args.resources, "image")
+    if args.local and positional:
+        return die(LOCAL_RESOURCE_ERROR)
     if not pairs:
         print("error: at least one image update is required", file=sys.stderr)
         return 1
     images = dict(p.split("=", 1) for p in pairs if "=" in p)
     dry = dry_run_strategy(args.dry_run)
+    if args.local and dry == "server":
+        return die(LOCAL_SERVER_DRY_RUN)
+    try:
+        printer = ObjectPrinter.from_args(args)
+    except ValueError as e:
+        return die(str(e))
     suffix = dry_run_suffix(dry)
     failures: list[str] = []
 
-    async def body(cluster, rt) -> None:
-        api = cluster.api
-        for t in resolve_args(api, args, positional):
-            try:
-                obj = api.get(t.info, t.name, namespace=t.namespace)
-            except errors.StatusError as e:
-                failures.append(server_error(e))
-                continue
+    def each(api: Any, targets: list[Any]) -> None:
+        for t in targets:
+            if args.local:
+                obj = dict(t.obj or {})
+            else:
+                try:
+                    obj = api.get(t.info, t.name, namespace=t.namespace)
+                except errors.StatusError as e:
+                    failures.append(server_error(e))
+                    continue
             if pod_spec_path(t.info.kind) is None:
                 failures.append(f"error: {t.info.plural}/{t.name} the object is not a pod or does not have a pod template: "
                                 f"*v1.{t.info.kind}")
@@ -112,16 +137,21 @@ def run(args: argparse.Namespace) -> int:
             patch = create_two_way_merge_patch(obj, new, f"{obj['apiVersion']}/{obj['kind']}")
             if not patch:
                 continue
-            try:
-                if dry != "client":
-                    api.patch(t.info, t.name, patch, STRATEGIC_MERGE_PATCH, namespace=t.namespace,
-                              field_manager=FIELD_MANAGER, dry_run=dry == "server")
-            except errors.StatusError as e:
-                failures.append(f"failed to patch image update to pod template: {e.message}")
-                continue
-            print(f"{display_name(t.info, t.name)} image updated{suffix}")
+            shown = new
+            if not (args.local or dry == "client"):
+                try:
+                    shown = api.patch(t.info, t.name, patch, STRATEGIC_MERGE_PATCH, namespace=t.namespace,
+                                      field_manager=args.field_manager, dry_run=dry == "server")
+                except errors.StatusError as e:
+                    failures.append(f"failed to patch image update to pod template: {e.message}")
+                    continue
+            if printer.print(shown, f"{display_name(t.info, t.name)} image updated{suffix}", go_struct=True):
+                failures.append("")
 
-    run_write(args, body, dry_run=dry != "none", failures=failures)
+    error = run_local_or_write(args, positional, each, dry_run=dry != "none", failures=failures)
+    if error is not None:
+        return die(error)
     for line in failures:
-        print(line, file=sys.stderr)
+        if line:
+            print(line, file=sys.stderr)
     return 1 if failures else 0

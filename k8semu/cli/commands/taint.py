@@ -49,6 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--all", dest="select_all", action="store_true", help="every node")
     t.add_argument("--overwrite", action="store_true", help="replace taints with the same key and effect")
     add_dry_run_flag(t)
+    t.add_argument("--field-manager", default=FIELD_MANAGER, help=f"field manager (default {FIELD_MANAGER})")
     add_output_flag(t)
     add_run_flags(t)
     t.set_defaults(func=run)
@@ -140,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     to_add, to_remove = parse_taints(specs)
     dry = dry_run_strategy(args.dry_run)
-    ObjectPrinter(args.output)  # (an unknown -o is an error before anything is sent)
+    ObjectPrinter.from_args(args)  # (an unknown -o is an error before anything is sent)
     failures: list[str] = []
 
     async def body(cluster, rt) -> None:
@@ -170,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
                     patched = typed(patched)
                 else:
                     patch = create_two_way_merge_patch(node, patched, "v1/Node")
-                    patched = api.patch(nodes, name, patch, STRATEGIC_MERGE_PATCH, field_manager=FIELD_MANAGER,
+                    patched = api.patch(nodes, name, patch, STRATEGIC_MERGE_PATCH, field_manager=args.field_manager,
                                         dry_run=dry == "server")
             except errors.StatusError as e:
                 failures.append(server_error(e))
@@ -178,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
             except TargetError as e:
                 failures.append(f"error: {e}")
                 continue
-            ObjectPrinter(args.output).print(patched, f"node/{name} {op}", go_struct=dry != "client")
+            ObjectPrinter.from_args(args).print(patched, f"node/{name} {op}", go_struct=dry != "client")
 
     run_write(args, body, dry_run=dry != "none", failures=failures)
     for line in failures:

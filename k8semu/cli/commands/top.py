@@ -36,6 +36,7 @@ from ...api.meta import parse_time
 from ...api.quantity import parse_quantity
 from ..durations import go_duration
 from ..output import die
+from ..parser import GoBool
 from ..printing import tabwrite
 from ..session import open_cluster_at
 from ..targets import intermixed
@@ -55,6 +56,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--no-headers", action="store_true")
     t.add_argument("--sort-by", default="", metavar="cpu|memory",
                    help="sort by usage, largest first (as kubectl top --sort-by)")
+    t.add_argument("--field-selector", help="pods: field selector, e.g. spec.nodeName=node-1")
+    t.add_argument("--containers", action=GoBool, default=False, help="pods: one line per container")
+    t.add_argument("--sum", action=GoBool, default=False, help="pods: a last line with the total usage")
+    t.add_argument("--show-capacity", action=GoBool, default=False,
+                   help="nodes: percentages of the capacity instead of the allocatable")
+    t.add_argument("--use-protocol-buffers", action=GoBool, default=True,
+                   help="accepted as kubectl's (how metrics are fetched); the output is the same")
     from ...timeline.view import add_at_argument
 
     add_at_argument(t)
@@ -94,20 +102,32 @@ def run(args: argparse.Namespace) -> int:
     api = cluster.api
     if args.what in ("pods", "pod", "po"):
         ns = None if args.all_namespaces else args.namespace
-        pods = api.list("pods", namespace=ns, label_selector=args.selector)["items"]
+        pods = api.list("pods", namespace=ns, label_selector=args.selector,
+                        field_selector=getattr(args, "field_selector", None) or None)["items"]
         if args.name:
             pods = [p for p in pods if p["metadata"]["name"] == args.name]
         _, pod_metrics = _scrape(cluster)
         rows = []
+        containers = getattr(args, "containers", False)
+        total_cpu = total_mem = 0
         for p in pods:
             m = pod_metrics.get((p["metadata"]["namespace"], p["metadata"]["name"]))
             if m is None:
                 continue
             # the PodMetrics object's quantities: nanocores, Ki
             mem = sum(c.memory_bytes // 1024 for c in m.containers) * 1024
-            cells = [p["metadata"]["name"], f"{m.cpu_millis}m", f"{mem // (1024 * 1024)}Mi"]
-            rows.append(((m.cpu_millis, mem), ([p["metadata"]["namespace"]] if args.all_namespaces else []) + cells))
-        rows = _sorted_rows(rows, sort_by)
+            total_cpu, total_mem = total_cpu + m.cpu_millis, total_mem + mem
+            first = [p["metadata"]["namespace"]] if args.all_namespaces else []
+            if containers:  # kubectl's printContainers: one line per container, after the pod's name
+                lines = [first + [p["metadata"]["name"], c.name, f"{c.cpu_millis}m",
+                                  f"{(c.memory_bytes // 1024 * 1024) // (1024 * 1024)}Mi"] for c in m.containers]
+            else:
+                lines = [first + [p["metadata"]["name"], f"{m.cpu_millis}m", f"{mem // (1024 * 1024)}Mi"]]
+            rows.append(((m.cpu_millis, mem), lines))
+        rows = [line for lines in _sorted_rows(rows, sort_by) for line in lines]
+        if rows and getattr(args, "sum", False):  # kubectl's printPodResourcesSum
+            blank = [""] * (len(rows[0]) - 2)
+            rows += [blank + ["________", "________"], blank + [f"{total_cpu}m", f"{total_mem // (1024 * 1024)}Mi"]]
         now = cluster.time
         cluster.close()
         if args.name and not rows:  # kubectl gets the one PodMetrics: metrics-server's 404s
@@ -128,7 +148,8 @@ def run(args: argparse.Namespace) -> int:
             print("No resources found" if args.all_namespaces else
                   f"No resources found in {args.namespace} namespace.", file=sys.stderr)
             return 0
-        header = (["NAMESPACE"] if args.all_namespaces else []) + ["NAME", "CPU(cores)", "MEMORY(bytes)"]
+        header = ((["NAMESPACE"] if args.all_namespaces else []) + (["POD"] if containers else [])
+                  + ["NAME", "CPU(cores)", "MEMORY(bytes)"])
         _write(([] if args.no_headers else [header]) + rows)
         return 0
     nodes = api.list("nodes", label_selector=args.selector)["items"]
@@ -152,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
             missing.append([name] + ["<unknown>"] * 4)
             continue
         mem = m.memory_bytes // 1024 * 1024  # the NodeMetrics object's Ki
-        alloc = (n.get("status") or {}).get("allocatable") or {}
+        alloc = (n.get("status") or {}).get("capacity" if getattr(args, "show_capacity", False) else "allocatable") or {}
         acpu = parse_quantity(alloc.get("cpu", "0")).milli_value()
         amem = parse_quantity(alloc.get("memory", "0")).int_value()
         rows.append(((m.cpu_millis, mem),

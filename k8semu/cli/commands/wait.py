@@ -23,22 +23,28 @@ from typing import Any
 from ...api import errors
 from ...timeline.rerun import ClientWaits
 from ..durations import parse_duration
-from ..output import die, display_name, server_error
+from ..output import add_output_flag, die, display_name, server_error
+from ..printing import ObjectPrinter
 from ...api.jsonpath import JSONPathError, jsonpath_text
 from ..session import open_cluster, run_session
-from ..targets import intermixed
+from ..targets import TargetError, add_filename_flags, intermixed, resolve
 from .get import UnknownType, parse_targets
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     w = sub.add_parser("wait", help="wait for a condition on resources (as kubectl wait)")
     intermixed(w)
-    w.add_argument("resources", nargs="+", metavar="TYPE/NAME | TYPE")
+    w.add_argument("resources", nargs="*", metavar="TYPE/NAME | TYPE")
     w.add_argument("--for", dest="condition", required=True,
                    help="condition=NAME[=VALUE], delete, or jsonpath={EXPR}=VALUE")
     w.add_argument("-n", "--namespace", default="default")
+    w.add_argument("-A", "--all-namespaces", action="store_true", help="list the objects of -l/--all in every namespace")
+    add_filename_flags(w, "the resources to wait for")
     w.add_argument("-l", "--selector")
+    w.add_argument("--field-selector", help="field selector, e.g. metadata.name=web")
+    w.add_argument("--all", dest="select_all", action="store_true", help="every object of the types")
     w.add_argument("--timeout", default="30s")
+    add_output_flag(w)
     w.set_defaults(func=run)
 
 
@@ -84,22 +90,29 @@ def _checker(spec: str):
 
 
 def run(args: argparse.Namespace) -> int:
+    """kubectl wait: the objects named (``TYPE NAME…``, ``TYPE/NAME…``, ``-f``) or listed
+    (``-l``, ``--field-selector``, ``--all``; ``-A``: every namespace), each printed as
+    ``condition met`` (``-o``: the object) once it meets ``--for``."""
     try:
         check = _checker(args.condition)
-        targets = parse_targets(args.resources)
+        if args.resources:
+            parse_targets(args.resources)  # an unknown type is an error before the cluster is read
         timeout = parse_duration(args.timeout, allow_negative=False)
+        printer = ObjectPrinter.from_args(args)
     except UnknownType as e:
         return die(str(e))
     for_delete = args.condition == "delete"
     cluster = open_cluster(args)
     api = cluster.api
-    keys: list[tuple[Any, str | None, str]] = []
-    for info, names in targets:
-        ns = args.namespace if info.namespaced else None
-        if not names:
-            names = [o["metadata"]["name"] for o in
-                     api.list(info, namespace=ns, label_selector=args.selector)["items"]]
-        keys.extend((info, ns, n) for n in names)
+    try:
+        targets = resolve(api, list(args.resources), filenames=args.filename, recursive=args.recursive,
+                          selector=args.selector, select_all=args.select_all and not args.selector
+                          and not args.field_selector, namespace=args.namespace,
+                          all_namespaces=args.all_namespaces, field_selector=args.field_selector)
+    except TargetError as e:
+        cluster.close()
+        return die(str(e))
+    keys: list[tuple[Any, str | None, str]] = [(t.info, t.namespace, t.name) for t in targets]
     # kubectl waits for the objects one by one: the first that does not exist ends its visit with
     # the server's NotFound, after the wait for those before it (an error --for=delete ignores)
     missing: errors.NotFound | None = None
@@ -113,11 +126,15 @@ def run(args: argparse.Namespace) -> int:
         cluster.close()
         return die("no matching resources found")
 
+    seen: dict[tuple[Any, str | None, str], Any] = {}
+
     def current(info: Any, ns: str | None, name: str) -> Any:
         try:
-            return api.get(info, name, namespace=ns)
+            obj = api.get(info, name, namespace=ns)
         except errors.NotFound:
             return None
+        seen[(info, ns, name)] = obj
+        return obj
 
     met: list[tuple[Any, str | None, str]] = []
     pending = list(keys)
@@ -127,7 +144,9 @@ def run(args: argparse.Namespace) -> int:
             if check(current(*k)):
                 pending.remove(k)
                 met.append(k)
-                print(f"{display_name(k[0], k[2])} condition met")
+                printer.print(seen.get(k) or {"apiVersion": k[0].api_version, "kind": k[0].kind,
+                                               "metadata": {"name": k[2]}},
+                              f"{display_name(k[0], k[2])} condition met")
                 sys.stdout.flush()
         return not pending
 
