@@ -262,6 +262,30 @@ def test_forbidden_user_and_bad_token(server):
     assert out.returncode == 1 and "error: You must be logged in to the server" in out.stderr
 
 
+def test_client_certificates_from_k8semu_kubeconfig_user(server):
+    """``k8semu kubeconfig user`` (as ``kubeadm kubeconfig user``) signs a client certificate with the
+    cluster CA; serve authenticates it as its common name and organizations, over HTTP/2 (kubectl's
+    default), HTTP/1.1 and the SPDY upgrade of exec alike, and RBAC applies to that user."""
+    out = subprocess.run([sys.executable, "-m", "k8semu.cli.main", "--cluster", str(server.tmp / "cluster.log"),
+                          "kubeconfig", "user", "--client-name", "carol", "--org", "auditors", "--org", "qa"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "client-certificate-data: " in out.stdout and "token:" not in out.stdout
+    kc = server.tmp / "carol.kubeconfig"
+    kc.write_text(out.stdout)  # the running serve's server URL is in it
+    k = server.kubectl
+    for env in ({}, {"DISABLE_HTTP2": "1"}):
+        assert _rows(k("--kubeconfig", str(kc), "auth", "whoami", env=env).stdout) == [
+            ["ATTRIBUTE", "VALUE"], ["Username", "carol"], ["Groups", "[auditors qa system:authenticated]"]]
+    out = k("--kubeconfig", str(kc), "get", "secrets", ok=False)
+    assert out.stderr == ('Error from server (Forbidden): secrets is forbidden: User "carol" cannot list resource '
+                          '"secrets" in API group "" in the namespace "default"\n')
+    k("create", "rolebinding", "auditors-view", "--clusterrole=view", "--group=auditors")
+    assert k("--kubeconfig", str(kc), "auth", "can-i", "list", "pods").stdout == "yes\n"
+    assert k("--kubeconfig", str(kc), "auth", "can-i", "create", "pods", ok=False).stdout == "no\n"
+    k("delete", "rolebinding", "auditors-view")
+
+
 @pytest.mark.parametrize("minor", ["1.27", "1.33"])
 def test_versioned_kubectl_smoke(server, minor):
     exe = _versioned(minor)

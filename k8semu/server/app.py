@@ -41,7 +41,7 @@ import trio
 
 from ..api import errors
 from ..api.apiserver import APPLY_PATCH, JSON_PATCH, PATCH_TYPES, RequestContext, WatchEvent
-from ..api.auth import SYSTEM_MASTERS, UserInfo, anonymous
+from ..api.auth import SYSTEM_MASTERS, UserInfo, anonymous, user
 from ..api import tokens as sa_tokens
 from ..api.resources import ResourceInfo, by_resource
 from . import discovery, metrics, openapi, prom, protobuf, reviews
@@ -140,6 +140,8 @@ class _Request:
                                          keep_blank_values=True).items()
         }
         self.raw_query: str = scope.get("query_string", b"").decode("latin-1")
+        #: the connection's verified client certificate: (user, groups), or None
+        self.client_cert: tuple[str, tuple[str, ...]] | None = scope.get("client_cert")
         self.headers: dict[str, str] = {}
         self.impersonate_groups: list[str] = []  # Impersonate-Group may repeat
         for k, v in scope.get("headers") or ():
@@ -277,8 +279,9 @@ class APIApp:
 
     # ------------------------------------------------------------------ auth
     def authenticate(self, req: _Request) -> UserInfo:
-        """The request's user: its bearer token's, else ``system:anonymous`` (with
-        ``--insecure-http``, the admin, as the old insecure port).
+        """The request's user: its verified client certificate's (common name, organizations as
+        groups), else its bearer token's, else ``system:anonymous`` (with ``--insecure-http``, the
+        admin, as the old insecure port).
 
         A token not in the table may be a service account token (a TokenRequest's, a legacy
         token Secret's, a pod's mounted one), checked by :func:`k8semu.api.tokens.authenticate`
@@ -287,6 +290,9 @@ class APIApp:
         Raises:
             Unauthorized: a token (or another scheme) that is not known.
         """
+        if req.client_cert is not None:  # x509 comes first in kube-apiserver's authenticator chain
+            name, groups = req.client_cert
+            return user(name, *groups)
         auth = req.headers.get("authorization")
         if not auth:
             return self.unauthenticated or anonymous()
@@ -564,7 +570,8 @@ class APIApp:
 
         async def handler() -> None:
             scope = {"method": request.method, "path": target.split("?", 1)[0],
-                     "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in request.headers]}
+                     "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in request.headers],
+                     "client_cert": getattr(request, "client_cert", None)}
             try:
                 who = self.authenticate(_Request(scope))
             except errors.StatusError as e:

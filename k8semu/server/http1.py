@@ -77,7 +77,7 @@ class Connections:
 
 async def serve_connection(app: ASGIApp, stream: Any, conn: h11.Connection, first: h11.Request, *,
                            connections: Connections, scheme: str, idle_timeout: float,
-                           linger: float = 0.5) -> None:
+                           linger: float = 0.5, client_cert: tuple[str, tuple[str, ...]] | None = None) -> None:
     """Serve requests on ``stream`` until the client closes, an error, idleness or shutdown.
 
     ``conn`` has already parsed ``first`` (the connection's first request head, read by the
@@ -85,14 +85,16 @@ async def serve_connection(app: ASGIApp, stream: Any, conn: h11.Connection, firs
     the cluster clock's seconds) a kept-alive connection may wait for its next request; ``linger``
     how long, after answering a request it cannot read (400, 431), it goes on reading what the client
     still sends before closing (Go's ``closeWriteAndWait``: a close with unread bytes is a TCP RST,
-    which can destroy the error response before the client reads it). The stream is closed on return.
+    which can destroy the error response before the client reads it). ``client_cert`` is the TLS
+    connection's verified client certificate as (user, groups), given to the app as the scope's
+    ``client_cert``. The stream is closed on return.
     """
     server = _address(stream, "getsockname")
     client = _address(stream, "getpeername")
     request: h11.Request | None = first
     try:
         while request is not None:
-            await _one_request(app, stream, conn, request, scheme, server, client, connections)
+            await _one_request(app, stream, conn, request, scheme, server, client, connections, client_cert)
             if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE or connections.closing:
                 break
             conn.start_next_cycle()
@@ -192,7 +194,8 @@ async def _read_body(conn: h11.Connection, stream: Any) -> bytes:
 
 async def _one_request(app: ASGIApp, stream: Any, conn: h11.Connection, request: h11.Request, scheme: str,
                        server: tuple[str, int] | None, client: tuple[str, int] | None,
-                       connections: Connections | None = None) -> None:
+                       connections: Connections | None = None,
+                       client_cert: tuple[str, tuple[str, ...]] | None = None) -> None:
     body = await _read_body(conn, stream)
     path, _, query = request.target.partition(b"?")
     scope = {
@@ -210,6 +213,8 @@ async def _one_request(app: ASGIApp, stream: Any, conn: h11.Connection, request:
         "server": server,
         "extensions": {},
     }
+    if client_cert is not None:
+        scope["client_cert"] = client_cert
     response = _Response(conn, stream, head=request.method == b"HEAD", connections=connections)
     delivered = False
 

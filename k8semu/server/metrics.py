@@ -12,9 +12,15 @@ Served, as metrics-server's ``pkg/api`` (``nodeMetrics`` / ``podMetrics``):
 - discovery (:mod:`.discovery`): the group in ``/apis`` (legacy and aggregated),
   ``/apis/metrics.k8s.io`` and the ``APIResourceList`` of ``v1beta1`` (``nodes`` → ``NodeMetrics``,
   cluster-scoped; ``pods`` → ``PodMetrics``, namespaced; verbs ``get``, ``list``);
-- ``GET …/nodes`` (``labelSelector`` on the nodes) and ``…/nodes/NAME``;
-- ``GET …/pods`` (every namespace), ``…/namespaces/NS/pods`` (``labelSelector``)
-  and ``…/namespaces/NS/pods/NAME``;
+- ``GET …/nodes`` and ``…/nodes/NAME``;
+- ``GET …/pods`` (every namespace), ``…/namespaces/NS/pods`` and ``…/namespaces/NS/pods/NAME``;
+- a list takes ``labelSelector`` (on the nodes' / pods' labels) and ``fieldSelector``; as the
+  generic API server's default field label conversion, a field selector may name only
+  ``metadata.name`` and ``metadata.namespace`` (else 400 ``"spec.nodeName" is not a known field
+  selector: only "metadata.name", "metadata.namespace"``, what ``kubectl top pods
+  --field-selector spec.nodeName=…`` prints with kubectl 1.33), matched as metrics-server's
+  ``filterNodes`` / pods' filter do against each object's ``metadata.name`` (and, for pods,
+  ``metadata.namespace``; a node's namespace reads as ``""``);
 - lists hold only what has metrics, in name order (namespace, then name);
   a get of something without metrics is 404 ``nodemetrics.metrics.k8s.io "NAME"
   not found`` / ``podmetrics.metrics.k8s.io "NS/NAME" not found``, of a node or
@@ -38,7 +44,7 @@ from ..api.quantity import parse_quantity
 from ..api.resources import ResourceInfo
 from ..node.metrics import METRIC_RESOLUTION, MetricsServer, scrape
 
-__all__ = ["GROUP", "VERSION", "NODES", "PODS", "stopped_machines", "cluster_metrics", "handle"]
+__all__ = ["GROUP", "VERSION", "NODES", "PODS", "stopped_machines", "cluster_metrics", "handle", "list_selectors"]
 
 GROUP = "metrics.k8s.io"
 VERSION = "v1beta1"
@@ -98,8 +104,8 @@ def handle(api: Any, ctx: Any, method: str, version: str, rest: list[str], query
     server = _SERVERS.get(api)
     if server is None:
         server = _SERVERS[api] = MetricsServer(api.epoch, METRIC_RESOLUTION)
+    selector, fields = list_selectors(info, query) if name is None else (None, None)
     nodes_m, pods_m = cluster_metrics(api, api.now, server)
-    selector = query.get("labelSelector") or None
     if info is NODES:
         if name is not None:
             node = _get(api, "nodes", name, None, "node")
@@ -107,7 +113,8 @@ def handle(api: Any, ctx: Any, method: str, version: str, rest: list[str], query
                 raise errors.NotFound.of("nodemetrics", GROUP, name)
             objs = [nodes_m[name].to_object(api.epoch, node["metadata"].get("labels"))]
         else:
-            nodes = api.list("nodes", label_selector=selector)["items"]
+            nodes = [n for n in api.list("nodes", label_selector=selector)["items"]
+                     if fields is None or fields.matches(_field_set(n, namespaced=False))]
             objs = [nodes_m[n["metadata"]["name"]].to_object(api.epoch, n["metadata"].get("labels"))
                     for n in sorted(nodes, key=lambda n: n["metadata"]["name"]) if n["metadata"]["name"] in nodes_m]
     else:
@@ -117,7 +124,8 @@ def handle(api: Any, ctx: Any, method: str, version: str, rest: list[str], query
                 raise errors.NotFound.of("podmetrics", GROUP, f"{ns}/{name}")
             objs = [pods_m[(ns, name)].to_object(api.epoch, pod["metadata"].get("labels"))]
         else:
-            pods = api.list("pods", namespace=ns or None, label_selector=selector)["items"]
+            pods = [p for p in api.list("pods", namespace=ns or None, label_selector=selector)["items"]
+                    if fields is None or fields.matches(_field_set(p, namespaced=True))]
             keyed = sorted(((p["metadata"]["namespace"], p["metadata"]["name"]), p) for p in pods)
             objs = [pods_m[k].to_object(api.epoch, p["metadata"].get("labels")) for k, p in keyed if k in pods_m]
     if wants_table:
@@ -125,6 +133,44 @@ def handle(api: Any, ctx: Any, method: str, version: str, rest: list[str], query
     if name is not None:
         return objs[0]
     return {"kind": f"{info.kind}List", "apiVersion": f"{GROUP}/{VERSION}", "metadata": {}, "items": objs}
+
+
+def list_selectors(info: ResourceInfo, query: Mapping[str, str]) -> tuple[str | None, Any]:
+    """A list's ``labelSelector`` (text, None for none) and ``fieldSelector`` (a parsed
+    :class:`~k8semu.api.selectors.FieldSelector`, None for none), checked as the generic API server
+    decodes a list's options for metrics-server: either selector unparsable, or a field selector
+    naming a field other than ``metadata.name`` / ``metadata.namespace``, is a 400.
+
+    Raises:
+        BadRequest: upstream's message, e.g. ``"spec.nodeName" is not a known field selector:
+            only "metadata.name", "metadata.namespace"``.
+    """
+    from ..api import selectors
+
+    label = query.get("labelSelector") or None
+    if label:
+        try:
+            selectors.parse_label_selector(label)
+        except ValueError as e:
+            raise errors.BadRequest(str(e)) from None
+    text = query.get("fieldSelector") or ""
+    if not text:
+        return label, None
+    try:
+        parsed = selectors.parse_field_selector(text)
+    except ValueError as e:
+        raise errors.BadRequest(str(e)) from None
+    parsed = selectors.validate_field_selector(info.plural, parsed, group=GROUP)
+    return label, (None if parsed.empty else parsed)
+
+
+def _field_set(obj: dict[str, Any], namespaced: bool) -> dict[str, str]:
+    """The fields metrics-server matches a field selector against (``AddObjectMetaFieldsSet``)."""
+    meta = obj.get("metadata") or {}
+    fields = {"metadata.name": meta.get("name", "")}
+    if namespaced:
+        fields["metadata.namespace"] = meta.get("namespace", "")
+    return fields
 
 
 def _get(api: Any, resource: str, name: str, ns: str | None, singular: str) -> dict[str, Any]:

@@ -14,6 +14,11 @@ reused, so a kubeconfig stays valid across restarts of ``serve``:
 
 Static token files use kube-apiserver's ``--token-auth-file`` CSV format:
 ``token,user,uid,"group1,group2"`` (groups optional).
+
+Client certificates signed by ``ca.crt`` authenticate too, as kube-apiserver's
+``--client-ca-file``: the subject's common name is the user, its organizations
+the groups. :func:`issue_client_cert` makes one (``k8semu kubeconfig user``, as
+``kubeadm kubeconfig user``).
 """
 
 from __future__ import annotations
@@ -29,7 +34,8 @@ import attrs
 
 from ..api.auth import SYSTEM_MASTERS, UserInfo, admin, user
 
-__all__ = ["Credentials", "load_credentials", "parse_token_file", "kubeconfig_text"]
+__all__ = ["Credentials", "load_credentials", "parse_token_file", "kubeconfig_text", "issue_client_cert",
+           "client_identity"]
 
 
 @attrs.frozen
@@ -95,12 +101,20 @@ def admin_user() -> UserInfo:
     return info
 
 
-def kubeconfig_text(server: str, token: str, ca_cert: Path | None) -> str:
-    """A kubeconfig (YAML) for ``server`` with the admin ``token`` and, for HTTPS, the CA inline."""
+def kubeconfig_text(server: str, token: str | None, ca_cert: Path | None, *, user_name: str = "kubernetes-admin",
+                    client_cert: bytes | None = None, client_key: bytes | None = None) -> str:
+    """A kubeconfig (YAML) for ``server``: for HTTPS the CA inline; the user ``user_name``
+    authenticated by ``token`` or by a client certificate and key (PEM, inline as
+    ``client-certificate-data`` / ``client-key-data``, as kubeadm writes them)."""
     cluster = f"    server: {server}\n"
     if ca_cert is not None:
         data = base64.b64encode(ca_cert.read_bytes()).decode()
         cluster = f"    certificate-authority-data: {data}\n" + cluster
+    if client_cert is not None and client_key is not None:
+        creds = (f"    client-certificate-data: {base64.b64encode(client_cert).decode()}\n"
+                 f"    client-key-data: {base64.b64encode(client_key).decode()}\n")
+    else:
+        creds = f"    token: {token}\n"
     return (
         "apiVersion: v1\n"
         "kind: Config\n"
@@ -109,15 +123,69 @@ def kubeconfig_text(server: str, token: str, ca_cert: Path | None) -> str:
         "  cluster:\n"
         f"{cluster}"
         "users:\n"
-        "- name: kubernetes-admin\n"
+        f"- name: {user_name}\n"
         "  user:\n"
-        f"    token: {token}\n"
+        f"{creds}"
         "contexts:\n"
-        "- name: kubernetes-admin@k8semu\n"
+        f"- name: {user_name}@k8semu\n"
         "  context:\n"
         "    cluster: k8semu\n"
-        "    user: kubernetes-admin\n"
+        f"    user: {user_name}\n"
         "    namespace: default\n"
-        "current-context: kubernetes-admin@k8semu\n"
+        f"current-context: {user_name}@k8semu\n"
         "preferences: {}\n"
     )
+
+
+def issue_client_cert(creds: Credentials, name: str, groups: list[str], *, days: int = 365) -> tuple[bytes, bytes]:
+    """A client certificate for user ``name`` in ``groups`` (subject ``O=<group>…, CN=<name>``,
+    extended key usage clientAuth) signed by the cluster CA, valid ``days`` from now (wall clock:
+    a credential, outside the emulated cluster); returns (certificate PEM, private key PEM).
+
+    Raises:
+        ValueError: an empty ``name``.
+    """
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    if not name:
+        raise ValueError("a client name is required")
+    folder = creds.ca_cert.parent
+    ca = x509.load_pem_x509_certificate(creds.ca_cert.read_bytes())
+    ca_key = serialization.load_pem_private_key((folder / "ca.key").read_bytes(), password=None)
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([*(x509.NameAttribute(NameOID.ORGANIZATION_NAME, g) for g in groups),
+                         x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(ca.subject)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=days))
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=False,
+                                         data_encipherment=False, key_agreement=False, key_cert_sign=False,
+                                         crl_sign=False, encipher_only=False, decipher_only=False), critical=True)
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+            .sign(ca_key, hashes.SHA256()))
+    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
+                                serialization.NoEncryption())
+    return cert.public_bytes(serialization.Encoding.PEM), key_pem
+
+
+def client_identity(peercert: dict | None) -> tuple[str, tuple[str, ...]] | None:
+    """The (user, groups) of a verified client certificate as :meth:`ssl.SSLSocket.getpeercert`
+    gives it: the subject's common name and organizations, as kube-apiserver's x509
+    authenticator; None without a certificate (or without a common name)."""
+    if not peercert:
+        return None
+    cn, orgs = None, []
+    for rdn in peercert.get("subject") or ():
+        for attr, value in rdn:
+            if attr == "commonName":
+                cn = value
+            elif attr == "organizationName":
+                orgs.append(value)
+    return (cn, tuple(orgs)) if cn else None

@@ -29,8 +29,14 @@ def hypercorn_config(host: str, port: int, creds: Credentials | None, speed: flo
     cfg = Config()
     cfg.bind = [f"{host}:{port}"]
     if creds is not None:
+        import ssl
+
         cfg.certfile = str(creds.server_cert)
         cfg.keyfile = str(creds.server_key)
+        # client certificates signed by the cluster CA authenticate (kube-apiserver's --client-ca-file);
+        # asked for, not required, as Go's tls.RequestClientCert
+        cfg.ca_certs = str(creds.ca_cert)
+        cfg.verify_mode = ssl.CERT_OPTIONAL
     cfg.keep_alive_timeout = 90 * speed  # Go clients keep idle connections ~90 s
     # Hypercorn closes a keep-alive connection after 1,000 requests by default; Go's net/http
     # (kube-apiserver) never does, and a client that does not expect it loses a request there

@@ -40,6 +40,7 @@ import h11
 import trio
 
 from . import http1
+from .pki import client_identity
 
 __all__ = ["Transport", "UpgradeRequest", "serve"]
 
@@ -125,7 +126,10 @@ class UpgradeRequest:
         headers: (name, value) pairs, names lower-case, in order (repeated headers repeat).
     """
 
-    def __init__(self, conn: h11.Connection, request: h11.Request, stream: Any) -> None:
+    def __init__(self, conn: h11.Connection, request: h11.Request, stream: Any,
+                 client_cert: tuple[str, tuple[str, ...]] | None = None) -> None:
+        #: the connection's verified client certificate: (user, groups), or None
+        self.client_cert = client_cert
         self._conn = conn
         self._stream = stream
         self.method = request.method.decode("ascii")
@@ -249,8 +253,14 @@ async def serve(app: Any, config: Any, *, raw_upgrade: Callable[[UpgradeRequest]
             listeners.append(listener)
             urls.append(f"{scheme}://{repr_socket_addr(sock.family, sock.getsockname())}")
 
-    async def hypercorn(stream: Any) -> None:
-        await TCPServer(asgi, config, context, {}, stream)
+    async def hypercorn(stream: Any, client_cert: Any = None) -> None:
+        app_for_connection = asgi
+        if client_cert is not None:  # the connection's verified client certificate, in every request's scope
+            async def with_cert(scope: dict[str, Any], receive: Any, send: Any) -> None:
+                await app({**scope, "client_cert": client_cert}, receive, send)
+
+            app_for_connection = wrap_app(with_cert, config.wsgi_max_body_size, "asgi")
+        await TCPServer(app_for_connection, config, context, {}, stream)
 
     plain = http1.Connections()
 
@@ -270,8 +280,11 @@ async def serve(app: Any, config: Any, *, raw_upgrade: Callable[[UpgradeRequest]
             except (trio.BrokenResourceError, trio.TooSlowError):
                 await Transport(stream, b"").aclose()
                 return
+            client_cert = client_identity(stream.getpeercert())
             if stream.selected_alpn_protocol() == "h2":
-                return await hypercorn(stream)
+                return await hypercorn(stream, client_cert)
+        else:
+            client_cert = None
         conn, request, seen = await _first_request(stream, config.keep_alive_timeout, plain)
         if request is None and not seen:  # nothing sent: closed, idle for too long, or shutdown
             await Transport(stream, b"").aclose()
@@ -283,20 +296,20 @@ async def serve(app: Any, config: Any, *, raw_upgrade: Callable[[UpgradeRequest]
             upgrade = next((v.decode("latin-1").strip().lower() for k, v in request.headers
                             if k.lower() == b"upgrade"), "")
             if "upgrade" in tokens and upgrade in ("websocket", "h2c"):
-                return await hypercorn(_Replayed(stream, seen))
+                return await hypercorn(_Replayed(stream, seen), client_cert)
             if request.method == b"PRI" and request.target == b"*" and request.http_version == b"2.0":
-                return await hypercorn(_Replayed(stream, seen))  # HTTP/2 with prior knowledge (h2c)
+                return await hypercorn(_Replayed(stream, seen), client_cert)  # HTTP/2 with prior knowledge (h2c)
             if "upgrade" in tokens and upgrade:
-                handler = raw_upgrade(UpgradeRequest(conn, request, stream))
+                handler = raw_upgrade(UpgradeRequest(conn, request, stream, client_cert))
             if handler is None:
                 return await http1.serve_connection(app, stream, conn, request, connections=plain,
-                                                    scheme="https" if tls else "http",
+                                                    scheme="https" if tls else "http", client_cert=client_cert,
                                                     idle_timeout=config.keep_alive_timeout,
                                                     # Go's rstAvoidanceDelay (500 ms), scaled by speed
                                                     # as the graceful timeout (2 s) is
                                                     linger=config.graceful_timeout / 4)
         if handler is None:
-            return await hypercorn(_Replayed(stream, seen))
+            return await hypercorn(_Replayed(stream, seen), client_cert)
         if await _complete_body(conn, stream):
             await handler()
         else:
