@@ -30,8 +30,8 @@ def test_describe_pod_by_label_describes_every_match(capsys, lab):
     body = "\n".join(lines)
     for expected in (
         "    Image:          nginx:1.30-alpine",
-        "    Port:           80/TCP (http)",
-        "    Host Port:      0/TCP (http)",
+        "    Port:           80/TCP",
+        "    Host Port:      0/TCP",
         "    State:          Running",
         "      Started:      Wed, 01 Jan 2025 00:00:01 +0000",
         "    Ready:          True",

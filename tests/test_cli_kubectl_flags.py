@@ -396,8 +396,12 @@ def test_top_containers_sum_and_capacity(k):
         "                                           2m           8Mi             "], [])
     rc, out, _ = k("top", "nodes", "--show-capacity", "--use-protocol-buffers=false")
     assert rc == 0 and out[0].split() == ["NAME", "CPU(cores)", "CPU(%)", "MEMORY(bytes)", "MEMORY(%)"]
-    assert k("top", "pods", "--field-selector", "spec.nodeName=node-1", "--no-headers") == (
+    assert k("top", "pods", "--field-selector", f"metadata.name={POD_B}", "--no-headers") == (
         0, [f"{POD_B}   1m    4Mi   "], [])
+    # metrics-server takes metadata.name/namespace only: kubectl 1.33 shows its 400
+    assert k("top", "pods", "--field-selector", "spec.nodeName=node-1", "--no-headers") == (1, [], [
+        'Error from server (BadRequest): "spec.nodeName" is not a known field selector: only '
+        '"metadata.name", "metadata.namespace"'])
 
 
 def test_drain_without_eviction_deletes_the_pods(k):

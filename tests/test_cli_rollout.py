@@ -40,7 +40,7 @@ def test_history_revision_shows_the_pod_template(k):
     assert rc == 0 and out[:4] == ["deployment.apps/web with revision #1", "Pod Template:",
                                    "  Labels:\tapp=web", out[3]]
     assert out[3].startswith("\tpod-template-hash=")
-    assert "    Image:\tnginx:1.30-alpine" in out and "    Port:\t80/TCP (http)" in out
+    assert "    Image:\tnginx:1.30-alpine" in out and "    Port:\t80/TCP" in out
     assert k("rollout", "history", "deployment/web", "--revision", "7")[2] == [
         "error: unable to find the specified revision"]
 

@@ -250,13 +250,9 @@ def describe_events(events: Sequence[Obj], w: PrefixWriter, now: datetime) -> No
 # ----------------------------------------------------------------------------- pods
 
 def _ports(ports: Sequence[Obj], key: str) -> str:
-    out = []
-    for p in ports:
-        s = f"{p.get(key, 0)}/{p.get('protocol', 'TCP')}"
-        if p.get("name"):
-            s += f" ({p['name']})"
-        out.append(s)
-    return ", ".join(out)
+    """A container's ``Port:`` / ``Host Port:`` value as kubectl 1.33's ``describeContainerPorts``
+    (and its host-port twin): ``80/TCP, 443/TCP`` — the port names are not shown."""
+    return ", ".join(f"{p.get(key, 0)}/{p.get('protocol', 'TCP')}" for p in ports)
 
 
 def _state(w: PrefixWriter, title: str, state: Obj) -> None:

@@ -7,8 +7,10 @@ Design:
   indentation, strings double-quoted when go-yaml would read them back as
   another type (``"80"``, ``"true"``, ``"2025-01-01T00:00:00Z"``, ``""``),
   multi-line strings as ``|``/``|-`` blocks, long plain lines folded at 80
-  columns. ruamel.yaml's emitter (a port of libyaml, like go-yaml's) does the
-  layout; the quoting decisions are made here, as go-yaml's resolver makes them.
+  columns as go-yaml folds them (at a space past the width, never before a
+  word: :func:`_go_emitter`). ruamel.yaml's emitter (a port of libyaml, like
+  go-yaml's) does the rest of the layout; the quoting decisions are made here,
+  as go-yaml's resolver makes them.
 * **JSON** is Go's ``json.MarshalIndent(obj, "", "    ")``: sorted keys, four
   spaces, ``<``/``>``/``&`` escaped as ``\\u003c`` etc.
 * **JSONPath** (``-o jsonpath=``, ``custom-columns``, ``--sort-by``) is
@@ -126,11 +128,61 @@ def _yaml_value(value: Any) -> Any:
     return value
 
 
+_GO_EMITTER: Any = None
+
+
+def _go_emitter() -> Any:
+    """ruamel.yaml's round-trip emitter with go-yaml v2's folding of plain scalars (made once).
+
+    go-yaml breaks a plain scalar only at a single space met once the line is already past the
+    width (80): the space becomes the line break and the rest goes on at the indentation. It never
+    moves a value to a line of its own nor breaks before a word that would overflow, as ruamel's
+    ``write_plain`` does — so a long value without spaces (``containerID: containerd://…``) stays
+    on its key's line, and ``a long … column limit`` folds after ``limit``, not before it.
+    """
+    global _GO_EMITTER
+    if _GO_EMITTER is not None:
+        return _GO_EMITTER
+    from ruamel.yaml.emitter import RoundTripEmitter
+
+    class GoYAMLEmitter(RoundTripEmitter):
+        def write_plain(self, text: Any, split: Any = True) -> None:
+            """A plain scalar, folded (when ``split``) as go-yaml's ``yaml_emitter_write_plain_scalar``."""
+            if self.root_context or not text or any(c in text for c in "\n\x85\u2028\u2029"):
+                super().write_plain(text, split)  # a bare document, or line breaks: not kubectl's case
+                return
+            if not self.whitespace:
+                self._put(" ")
+            chunk, after_space = [], False
+            for i, ch in enumerate(text):
+                if (ch == " " and split and not after_space and self.column + len(chunk) > self.best_width
+                        and i + 1 < len(text) and text[i + 1] != " "):
+                    self._put("".join(chunk))
+                    chunk = []
+                    self.write_indent()  # the space becomes the break
+                else:
+                    chunk.append(ch)
+                after_space = ch == " "
+            self._put("".join(chunk))
+            self.whitespace = False
+            self.indention = False
+
+        def _put(self, data: str) -> None:
+            if not data:
+                return
+            self.column += len(data)
+            self.stream.write(data.encode(self.encoding) if self.encoding else data)
+
+    _GO_EMITTER = GoYAMLEmitter
+    return _GO_EMITTER
+
+
 def to_yaml(obj: Any) -> str:
     """kubectl's ``-o yaml`` text for one object (sigs.k8s.io/yaml layout; see the module docstring)."""
     from ruamel.yaml import YAML
 
     y = YAML(typ="rt")
+    y.Emitter = _go_emitter()
     y.indent(mapping=2, sequence=2, offset=0)
     y.width = 80
     y.default_flow_style = False

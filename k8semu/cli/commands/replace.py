@@ -18,6 +18,16 @@ replaced (server dry run)`` (``-o``: the server's answer); the log is left as
 it was. With ``--force`` it is kubectl's ``error: --dry-run can not be used
 when --force is set``. ``-o yaml|json|name`` prints the objects instead of the
 lines (:class:`~k8semu.cli.commands.create.ObjectPrinter`).
+
+As kubectl's ``CreateOrUpdateAnnotation``, an object that already has a
+``kubectl.kubernetes.io/last-applied-configuration`` annotation (one read
+back with ``get -o yaml`` after ``apply``) has it written anew, as
+``--save-config`` would: the object as sent, without the annotation (so
+with its ``resourceVersion``, ``uid``, ``status`` …). Replacing such an
+object unchanged so still changes it: the annotation's new value, owned by
+the ``--field-manager``, and a new ``resourceVersion``. An object without
+it, replaced unchanged, is not written at all (as kube-apiserver: no new
+``resourceVersion``, no managedFields entry for the manager).
 """
 
 from __future__ import annotations
@@ -64,6 +74,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.set_defaults(func=run, resources=[])
 
 
+def _has_last_applied(obj: dict | None) -> bool:
+    """Whether ``obj`` carries a non-empty last-applied-configuration annotation: kubectl's
+    ``CreateOrUpdateAnnotation`` then writes it anew (``UpdateApplyAnnotation``) even without
+    ``--save-config``."""
+    from .apply import LAST_APPLIED
+
+    return bool((((obj or {}).get("metadata") or {}).get("annotations") or {}).get(LAST_APPLIED))
+
+
 def run(args: argparse.Namespace) -> int:
     if args.raw:
         from .create import _run_raw
@@ -90,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     async def body(cluster, rt) -> None:
         api = cluster.api
         for t in resolve_args(api, args):
-            if args.save_config:
+            if args.save_config or _has_last_applied(t.obj):
                 from .apply import with_last_applied
 
                 t = attrs.evolve(t, obj=with_last_applied(t.obj or {}, t.namespace))

@@ -20,10 +20,16 @@ kubectl's ``verifyEmptyMetrics``: ``error: Metrics not available for pod
 NS/NAME, age: 8m20s`` for a pod older than 2 minutes, else ``error: metrics
 not available yet``, and ``No resources found in NS namespace.`` without pods.
 
+``--field-selector`` (pods) takes what metrics-server does, ``metadata.name`` and
+``metadata.namespace``; any other field is its 400, ``Error from server (BadRequest):
+"spec.nodeName" is not a known field selector: only "metadata.name", "metadata.namespace"``
+(as kubectl 1.33 prints it; :func:`k8semu.server.metrics.list_selectors`).
+
 ``--sort-by=cpu|memory`` (kubectl's ``PodMetricsSorter`` / ``NodeMetricsSorter``) orders the
 rows by usage, largest first: CPU by millicores, memory by the metrics object's bytes; rows
 with equal usage keep the default order (namespace, name), and nodes without metrics stay
-last. Any other value is kubectl's ``error: --sort-by accepts only cpu or memory``.
+last. Any other value is kubectl's ``error: --sort-by accepts only cpu or memory``; a NAME with
+a selector, ``error: only one of NAME or selector can be provided`` (nodes: ``… or --selector …``).
 """
 
 from __future__ import annotations
@@ -56,7 +62,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--no-headers", action="store_true")
     t.add_argument("--sort-by", default="", metavar="cpu|memory",
                    help="sort by usage, largest first (as kubectl top --sort-by)")
-    t.add_argument("--field-selector", help="pods: field selector, e.g. spec.nodeName=node-1")
+    t.add_argument("--field-selector",
+                   help="pods: field selector on metadata.name / metadata.namespace (as metrics-server's)")
     t.add_argument("--containers", action=GoBool, default=False, help="pods: one line per container")
     t.add_argument("--sum", action=GoBool, default=False, help="pods: a last line with the total usage")
     t.add_argument("--show-capacity", action=GoBool, default=False,
@@ -98,12 +105,34 @@ def run(args: argparse.Namespace) -> int:
     sort_by = getattr(args, "sort_by", "") or ""
     if sort_by not in ("", "cpu", "memory"):  # kubectl's Validate, before anything is fetched
         return die("--sort-by accepts only cpu or memory")
+    field_selector = getattr(args, "field_selector", None) or None
+    pods_wanted = args.what in ("pods", "pod", "po")
+    if args.name and pods_wanted and (args.selector or field_selector):  # kubectl's Validate
+        return die("only one of NAME or selector can be provided")
+    if args.name and not pods_wanted and args.selector:
+        return die("only one of NAME or --selector can be provided")
+    if field_selector and pods_wanted:
+        # kubectl parses the selector, then metrics-server takes only metadata.name/metadata.namespace
+        from ...api import errors
+        from ...api.selectors import parse_field_selector
+        from ...server.metrics import PODS, list_selectors
+        from ..output import server_error
+
+        try:
+            parse_field_selector(field_selector)
+        except ValueError as e:
+            return die(str(e))
+        try:
+            list_selectors(PODS, {"fieldSelector": field_selector})
+        except errors.StatusError as e:
+            print(server_error(e), file=sys.stderr)
+            return 1
     cluster = open_cluster_at(args)
     api = cluster.api
     if args.what in ("pods", "pod", "po"):
         ns = None if args.all_namespaces else args.namespace
         pods = api.list("pods", namespace=ns, label_selector=args.selector,
-                        field_selector=getattr(args, "field_selector", None) or None)["items"]
+                        field_selector=field_selector)["items"]
         if args.name:
             pods = [p for p in pods if p["metadata"]["name"] == args.name]
         _, pod_metrics = _scrape(cluster)
