@@ -58,6 +58,7 @@ import subprocess
 import sys
 import threading
 import time
+from typing import Any
 from array import array
 from pathlib import Path
 
@@ -68,6 +69,9 @@ OUT = Path(__file__).resolve().parent / "out" / "serve"
 NS = "bench"
 SERVER: subprocess.Popen | None = None  # the server process
 TLS: ssl.SSLContext | None = None  # with --https: trusts the cluster's CA, offers HTTP/1.1 only
+TLS_CA = ""  # the cluster CA (PEM), with --https / --h2
+H2: "H2Conn | None" = None  # with --h2: the one multiplexed connection every worker shares
+READERS: trio.Nursery | None = None  # where --h2's connection reader runs
 
 
 async def connect(port: int) -> trio.abc.Stream:
@@ -126,6 +130,86 @@ class Conn:
         return data
 
 
+class H2Conn:
+    """Requests multiplexed as HTTP/2 streams over one TLS connection (ALPN ``h2``), as client-go
+    sends them (``--h2``); the same ``request`` as :class:`Conn`. Frames with the ``h2`` library."""
+
+    def __init__(self, port: int, token: str) -> None:
+        self.port, self.token = port, token
+        self.stream: trio.abc.Stream | None = None
+        self.conn: Any = None
+        self.lock = trio.Lock()
+        self.pending: dict[int, list[Any]] = {}  # stream id -> [done event, status, body chunks]
+        self.opening: trio.Event | None = None
+
+    async def _open(self) -> None:
+        import h2.config
+        import h2.connection
+
+        ctx = ssl.create_default_context(cadata=TLS_CA)
+        ctx.set_alpn_protocols(["h2"])
+        tcp = await trio.open_tcp_stream("127.0.0.1", self.port)
+        self.stream = trio.SSLStream(tcp, ctx, server_hostname="127.0.0.1")
+        await self.stream.do_handshake()
+        assert self.stream.selected_alpn_protocol() == "h2", "the server did not choose h2"
+        self.conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+        self.conn.initiate_connection()
+        self.conn.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 1 << 24})
+        self.conn.increment_flow_control_window(1 << 24)
+        await self.stream.send_all(self.conn.data_to_send())
+
+    async def reader(self) -> None:
+        import h2.events
+
+        while True:
+            data = await self.stream.receive_some(65536)
+            if not data:
+                for entry in self.pending.values():
+                    entry[0].set()
+                return
+            for ev in self.conn.receive_data(data):
+                entry = self.pending.get(getattr(ev, "stream_id", 0))
+                if isinstance(ev, h2.events.ResponseReceived) and entry:
+                    entry[1] = int(dict(ev.headers)[b":status"])
+                elif isinstance(ev, h2.events.DataReceived):
+                    self.conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
+                    if entry:
+                        entry[2].append(ev.data)
+                elif isinstance(ev, (h2.events.StreamEnded, h2.events.StreamReset)) and entry:
+                    entry[0].set()
+            out = self.conn.data_to_send()
+            if out:
+                async with self.lock:
+                    await self.stream.send_all(out)
+
+    async def request(self, method: str, path: str, body: bytes = b"", ctype: str = "application/json",
+                      *, want_body: bool = False):
+        if self.stream is None:
+            if self.opening is None:
+                self.opening = trio.Event()
+                await self._open()
+                READERS.start_soon(self.reader)
+                self.opening.set()
+            else:
+                await self.opening.wait()
+        entry = [trio.Event(), 0, []]
+        async with self.lock:
+            sid = self.conn.get_next_available_stream_id()
+            self.pending[sid] = entry
+            self.conn.send_headers(sid, [(":method", method), (":path", path), (":scheme", "https"),
+                                         (":authority", "127.0.0.1"), ("authorization", f"Bearer {self.token}"),
+                                         ("accept", "application/json"), ("content-type", ctype)],
+                                   end_stream=not body)
+            if body:
+                self.conn.send_data(sid, body, end_stream=True)
+            await self.stream.send_all(self.conn.data_to_send())
+        await entry[0].wait()
+        del self.pending[sid]
+        if not entry[1]:
+            raise ConnectionError("the HTTP/2 connection closed")
+        return (entry[1], b"".join(entry[2])) if want_body else entry[1]
+
+
 def percentile(values, p: float) -> float:
     if not len(values):
         return float("nan")
@@ -160,7 +244,7 @@ async def phase(name: str, port: int, token: str, rate: float, seconds: float, c
     errors: dict[int, int] = {}
 
     async def worker() -> None:
-        conn = Conn("127.0.0.1", port, token)
+        conn = H2 or Conn("127.0.0.1", port, token)
         async for due, i in recv:
             req = make_request(i)
             method, path, body, ctype = req[:4]
@@ -174,7 +258,7 @@ async def phase(name: str, port: int, token: str, rate: float, seconds: float, c
                 # the server closed a keep-alive connection: counted, then a new connection
                 if SERVER is not None and SERVER.poll() is not None:
                     raise SystemExit(f"the server exited with {SERVER.returncode}: {server_stderr()}") from e
-                conn = Conn("127.0.0.1", port, token)
+                conn = H2 or Conn("127.0.0.1", port, token)
                 errors["conn closed"] = errors.get("conn closed", 0) + 1
                 continue
             now = time.perf_counter()
@@ -441,6 +525,16 @@ async def soak(port: int, token: str, args, pid: int) -> list[dict]:
 
 # ---------------------------------------------------------------------- driver
 async def bench(port: int, token: str, args, pid: int) -> list[dict]:
+    """The phases (or the soak), with a nursery for ``--h2``'s connection reader."""
+    global READERS
+    async with trio.open_nursery() as nursery:
+        READERS = nursery
+        out = await _bench(port, token, args, pid)
+        nursery.cancel_scope.cancel()
+    return out
+
+
+async def _bench(port: int, token: str, args, pid: int) -> list[dict]:
     setup = Conn("127.0.0.1", port, token)
     ns = orjson.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
     await setup.request("POST", "/api/v1/namespaces", ns)
@@ -480,7 +574,7 @@ def _ms(v: float) -> str:
 def print_markdown(args, results: list[dict]) -> None:
     what = f"soak {args.soak:g} s" if args.soak else f"{args.seconds:g} s per phase"
     print(f"rate {args.rate:g} req/s, {args.clients} clients, {what}, "
-          f"{'HTTPS (HTTP/1.1 over TLS)' if args.https else 'plain HTTP'} on loopback, {os.cpu_count()} CPUs\n")
+          f"{'HTTP/2 over TLS, one connection' if args.h2 else 'HTTPS (HTTP/1.1 over TLS)' if args.https else 'plain HTTP'} on loopback, {os.cpu_count()} CPUs\n")
     runs = [r for r in results if "achieved_rps" in r]
     print("| phase | requests | achieved req/s | p50 ms | p90 ms | p99 ms | max ms | non-2xx | server CPU ms/req |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |")
@@ -533,6 +627,8 @@ def main() -> int:
     p.add_argument("--rss-every", type=float, default=10.0, help="RSS sampling period in seconds (default 10)")
     p.add_argument("--out", type=Path, default=OUT,
                    help=f"directory for the server's cluster, kubeconfig and stderr (default {OUT}; emptied first)")
+    p.add_argument("--h2", action="store_true",
+                   help="HTTPS with every request an HTTP/2 stream on one connection, as client-go sends them")
     p.add_argument("--https", action="store_true",
                    help="serve's default HTTPS instead of --insecure-http (HTTP/1.1 over TLS)")
     p.add_argument("--profile", metavar="FILE", help="run the server under cProfile, writing FILE")
@@ -551,7 +647,7 @@ def main() -> int:
     OUT.mkdir(parents=True)
     prof = ["-m", "cProfile", "-o", str(Path(args.profile).resolve())] if args.profile else []
     cmd = [sys.executable, *prof, "-m", "k8semu.cli.main", "--cluster", str(OUT / "cluster.log"), "serve",
-           "--port", "0", *([] if args.https else ["--insecure-http"]), "--kubeconfig", str(OUT / "kubeconfig"),
+           "--port", "0", *([] if args.https or args.h2 else ["--insecure-http"]), "--kubeconfig", str(OUT / "kubeconfig"),
            "--etcd-compaction-interval", args.etcd_compaction_interval]
     global SERVER
     errf = open(OUT / "serve.stderr", "w")
@@ -568,12 +664,15 @@ def main() -> int:
         server = next(x.split("server: ")[1] for x in text.splitlines() if "server: " in x)
         token = next(x.split("token: ")[1] for x in text.splitlines() if "token: " in x)
         port = int(server.rsplit(":", 1)[1])
-        if args.https:
-            global TLS
+        if args.https or args.h2:
+            global TLS, TLS_CA, H2
             ca = next(x.split("certificate-authority-data: ")[1] for x in text.splitlines()
                       if "certificate-authority-data: " in x)
-            TLS = ssl.create_default_context(cadata=base64.b64decode(ca).decode())
+            TLS_CA = base64.b64decode(ca).decode()
+            TLS = ssl.create_default_context(cadata=TLS_CA)
             TLS.set_alpn_protocols(["http/1.1"])
+            if args.h2:
+                H2 = H2Conn(port, token)
         results = trio.run(bench, port, token, args, proc.pid)
     finally:
         proc.send_signal(signal.SIGINT)
