@@ -10,9 +10,10 @@ Modules:
 * :mod:`.pki` — CA, serving certificate, tokens and the kubeconfig;
 * :mod:`.run` — the listening server around the app, inside the cluster's ``trio.run``;
 * :mod:`.upgrade` — the connections' front: HTTP/1.1 upgrades Hypercorn cannot hand to ASGI
-  (SPDY/3.1) go to the app's own handlers, plain HTTP/1.1 to :mod:`.http1`, HTTP/2 and
-  WebSocket to Hypercorn;
+  (SPDY/3.1) go to the app's own handlers, plain HTTP/1.1 to :mod:`.http1`, HTTP/2 to
+  :mod:`.http2`, WebSocket to Hypercorn;
 * :mod:`.http1` — HTTP/1.1 keep-alive connections served with h11, one task each;
+* :mod:`.http2` — HTTP/2 connections served with h2, a task per request stream;
 * :mod:`.remotecommand` — ``pods/NAME/exec`` (``kubectl exec``) over WebSocket and SPDY.
 """
 

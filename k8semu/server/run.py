@@ -1,5 +1,6 @@
 """Running the HTTP(S) server around :class:`~k8semu.server.app.APIApp` (HTTP/1.1 through
-:mod:`.http1`, HTTP/2 and WebSocket through Hypercorn's Trio worker; see :mod:`.upgrade`).
+:mod:`.http1`, HTTP/2 through :mod:`.http2`, WebSocket through Hypercorn's Trio worker; see
+:mod:`.upgrade`).
 
 :func:`serve_api` runs inside the cluster's ``trio.run`` (next to every
 component, see :func:`k8semu.sim.runtime.run_cluster`), so API requests and

@@ -16,11 +16,12 @@ head of an HTTP/1.1 connection is read here (with h11), and then:
 - an upgrade to another protocol than WebSocket (SPDY): if ``raw_upgrade(request)``
   returns a handler, the handler owns the connection (:class:`UpgradeRequest`
   answers it, or switches protocols and hands over a :class:`Transport`);
-- a WebSocket or ``h2c`` upgrade, HTTP/2's connection preface (``PRI * HTTP/2.0``:
-  h2c with prior knowledge, which h11 parses as a request), bytes that are not a
-  request, and HTTP/2 connections (chosen by ALPN, not looked at): Hypercorn's own connection
-  handler (``hypercorn.trio.tcp_server.TCPServer``), with the bytes read so far
-  replayed into it;
+- HTTP/2: connections that chose it by ALPN (not looked at) and HTTP/2's
+  connection preface on plain HTTP (``PRI * HTTP/2.0``: h2c with prior knowledge,
+  which h11 parses as a request): :func:`.http2.serve_connection`;
+- a WebSocket or ``h2c`` upgrade and bytes that are not a request: Hypercorn's own
+  connection handler (``hypercorn.trio.tcp_server.TCPServer``), with the bytes read
+  so far replayed into it;
 - every other request: :func:`.http1.serve_connection` serves it and the rest
   of the keep-alive connection, at a fraction of Hypercorn's cost per request.
 
@@ -39,7 +40,7 @@ from typing import Any
 import h11
 import trio
 
-from . import http1
+from . import http1, http2
 from .pki import client_identity
 
 __all__ = ["Transport", "UpgradeRequest", "serve"]
@@ -282,7 +283,8 @@ async def serve(app: Any, config: Any, *, raw_upgrade: Callable[[UpgradeRequest]
                 return
             client_cert = client_identity(stream.getpeercert())
             if stream.selected_alpn_protocol() == "h2":
-                return await hypercorn(stream, client_cert)
+                return await http2.serve_connection(app, stream, connections=plain, scheme="https",
+                                                    idle_timeout=config.keep_alive_timeout, client_cert=client_cert)
         else:
             client_cert = None
         conn, request, seen = await _first_request(stream, config.keep_alive_timeout, plain)
@@ -298,7 +300,10 @@ async def serve(app: Any, config: Any, *, raw_upgrade: Callable[[UpgradeRequest]
             if "upgrade" in tokens and upgrade in ("websocket", "h2c"):
                 return await hypercorn(_Replayed(stream, seen), client_cert)
             if request.method == b"PRI" and request.target == b"*" and request.http_version == b"2.0":
-                return await hypercorn(_Replayed(stream, seen), client_cert)  # HTTP/2 with prior knowledge (h2c)
+                # HTTP/2 with prior knowledge (h2c): h11 read the preface as a request
+                return await http2.serve_connection(app, stream, connections=plain, scheme="http",
+                                                    idle_timeout=config.keep_alive_timeout, prefix=seen,
+                                                    client_cert=client_cert)
             if "upgrade" in tokens and upgrade:
                 handler = raw_upgrade(UpgradeRequest(conn, request, stream, client_cert))
             if handler is None:
