@@ -27,6 +27,7 @@ import h2.connection
 import h2.errors
 import h2.events
 import h2.exceptions
+import h2.settings
 import trio
 
 from .http1 import ASGIApp, Connections
@@ -47,6 +48,7 @@ class _Stream:
         self.id = stream_id
         self.headers = headers
         self.body: list[bytes] = []
+        self.running = False  # its request is complete and handed to the app
         self.gone = trio.Event()  # reset by the client, or the connection ended
 
 
@@ -200,11 +202,14 @@ def _on_event(ev: Any, conn: _Connection, streams: dict[int, _Stream], nursery: 
     elif isinstance(ev, h2.events.StreamEnded):
         st = streams.get(ev.stream_id)
         if st is not None:
+            st.running = True
             nursery.start_soon(_run_stream, app, conn, streams, st, scheme, server, client, client_cert)
     elif isinstance(ev, h2.events.StreamReset):
         st = streams.get(ev.stream_id)
         if st is not None:
             st.gone.set()
+            if not st.running:  # reset before its request was complete: nothing runs for it
+                del streams[ev.stream_id]
             conn.window_opened()  # a sender waiting for this stream's window gives up
     elif isinstance(ev, (h2.events.WindowUpdated, h2.events.RemoteSettingsChanged)):
         conn.window_opened()
