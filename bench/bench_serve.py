@@ -184,14 +184,12 @@ class H2Conn:
 
     async def request(self, method: str, path: str, body: bytes = b"", ctype: str = "application/json",
                       *, want_body: bool = False):
-        if self.stream is None:
-            if self.opening is None:
-                self.opening = trio.Event()
-                await self._open()
-                READERS.start_soon(self.reader)
-                self.opening.set()
-            else:
-                await self.opening.wait()
+        if self.opening is None:
+            self.opening = trio.Event()
+            await self._open()
+            READERS.start_soon(self.reader)
+            self.opening.set()
+        await self.opening.wait()
         entry = [trio.Event(), 0, []]
         async with self.lock:
             sid = self.conn.get_next_available_stream_id()
