@@ -35,14 +35,14 @@ from ..api.manifest import ManifestError, resource_for
 from ..api.resources import ResourceInfo, lookup
 from ..sim.runtime import Runtime
 from .durations import parse_duration
-from .output import list_error
+from .output import list_error, server_error
 from .session import open_cluster, run_session
 from .validate import field_validation, load
 
 __all__ = [
     "Target", "TargetError", "resolve", "resource_type", "split_type_name", "add_target_flags",
     "add_run_flags", "run_write", "namespace_of", "resolve_args", "intermixed", "file_targets",
-    "single_item_implied", "add_filename_flags", "run_local_or_write", "LOCAL_SERVER_DRY_RUN",
+    "single_item_implied", "add_filename_flags", "run_local_or_write", "LOCAL_SERVER_DRY_RUN", "current_object",
 ]
 
 T = TypeVar("T")
@@ -330,6 +330,19 @@ def add_run_flags(p: argparse.ArgumentParser) -> None:
 
 #: kubectl's refusal of ``--local`` with ``--dry-run=server`` (label, annotate, patch, set image)
 LOCAL_SERVER_DRY_RUN = "cannot specify --local and --dry-run=server - did you mean --dry-run=client?"
+
+
+def current_object(api: Any, t: Target, failures: list[str]) -> dict[str, Any] | None:
+    """The object a ``--local``-capable command changes: with no cluster (``api`` None) the
+    file's own, else the server's; None (kubectl's ``Error from server …`` added to
+    ``failures``) when the server has none."""
+    if api is None:
+        return dict(t.obj or {})
+    try:
+        return api.get(t.info, t.name, namespace=t.namespace)
+    except StatusError as e:
+        failures.append(server_error(e))
+        return None
 
 
 def run_local_or_write(args: argparse.Namespace, positional: list[str] | None,

@@ -30,7 +30,7 @@ from ...api.gofmt import go_json
 from ..output import add_dry_run_flag, add_output_flag, die, display_name, dry_run_strategy, dry_run_suffix, server_error
 from ..parser import GoBool
 from ..printing import ObjectPrinter
-from ..targets import LOCAL_SERVER_DRY_RUN, TargetError, add_run_flags, add_target_flags, run_local_or_write, single_item_implied
+from ..targets import LOCAL_SERVER_DRY_RUN, current_object, TargetError, add_run_flags, add_target_flags, run_local_or_write, single_item_implied
 
 CHANGE_CAUSE = "kubernetes.io/change-cause"
 
@@ -216,14 +216,9 @@ def run_meta(args: argparse.Namespace, verb: str) -> int:
             failures.append("error: --resource-version may only be used with a single resource")
             return
         for t in targets:
-            if args.local:
-                obj = dict(t.obj or {})
-            else:
-                try:
-                    obj = api.get(t.info, t.name, namespace=t.namespace)
-                except errors.StatusError as e:
-                    failures.append(server_error(e))
-                    continue
+            obj = current_object(api, t, failures)
+            if obj is None:
+                continue
             current: dict[str, str] = dict((obj.get("metadata") or {}).get(field) or {})
             if not args.overwrite:
                 err = _overwrite_error(verb, current, add)

@@ -23,7 +23,7 @@ from ...api.patch import create_two_way_merge_patch
 from ..output import add_dry_run_flag, add_output_flag, die, display_name, dry_run_strategy, dry_run_suffix, server_error
 from ..parser import GoBool
 from ..printing import ObjectPrinter
-from ..targets import LOCAL_SERVER_DRY_RUN, add_run_flags, add_target_flags, run_local_or_write
+from ..targets import LOCAL_SERVER_DRY_RUN, current_object, add_run_flags, add_target_flags, run_local_or_write
 from .label import split_resources_and_pairs
 
 FIELD_MANAGER = "kubectl-set"
@@ -120,14 +120,9 @@ def run(args: argparse.Namespace) -> int:
 
     def each(api: Any, targets: list[Any]) -> None:
         for t in targets:
-            if args.local:
-                obj = dict(t.obj or {})
-            else:
-                try:
-                    obj = api.get(t.info, t.name, namespace=t.namespace)
-                except errors.StatusError as e:
-                    failures.append(server_error(e))
-                    continue
+            obj = current_object(api, t, failures)
+            if obj is None:
+                continue
             if pod_spec_path(t.info.kind) is None:
                 failures.append(f"error: {t.info.plural}/{t.name} the object is not a pod or does not have a pod template: "
                                 f"*v1.{t.info.kind}")
