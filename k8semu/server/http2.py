@@ -28,6 +28,7 @@ import h2.errors
 import h2.events
 import h2.exceptions
 import h2.settings
+import hyperframe.frame
 import trio
 
 from .http1 import ASGIApp, Connections
@@ -53,26 +54,74 @@ class _Stream:
 
 
 class _Connection:
-    """The server side of one HTTP/2 connection: h2's state machine, the socket, a write lock,
-    and an event replaced whenever the peer opens flow-control window."""
+    """The server side of one HTTP/2 connection: h2's state machine, the socket, the writer, and an
+    event replaced whenever the peer opens flow-control window.
+
+    Only the writer task (:meth:`write_loop`) takes bytes from h2 and writes them: a stream task
+    that is cancelled (its watch timed out, its client reset it, the server stops) while it waits
+    for its bytes to go out must not lose them or stop a write halfway, which would corrupt the
+    connection for every other stream (and leave a TLS stream broken)."""
 
     def __init__(self, stream: Any) -> None:
         cfg = h2.config.H2Configuration(client_side=False, header_encoding=None)
         self.h2 = h2.connection.H2Connection(cfg)
         self.stream = stream
-        self.lock = trio.Lock()
         self.window = trio.Event()
         self.broken = False
+        #: GOAWAY sent (shutdown or idle): new streams are refused, running ones finish
+        self.going_away = False
+        #: the reader's wait for bytes while going away, cancelled when the last stream ends
+        self.drain_scope: trio.CancelScope | None = None
+        self._extra = b""  # frames h2 does not make for us (a graceful GOAWAY)
+        self._wake = trio.Event()
+        self._requested = 0
+        self._written = 0
+        self._progress = trio.Event()
 
     async def flush(self) -> None:
-        data = self.h2.data_to_send()
-        if not data or self.broken:
+        """Have what h2 holds written, and wait until it is (or the connection broke). Cancelling
+        the wait loses nothing: the writer goes on."""
+        if self.broken:
             return
-        async with self.lock:
-            try:
-                await self.stream.send_all(data)
-            except _BROKEN:
-                self.broken = True
+        self._requested += 1
+        target = self._requested
+        self._wake.set()
+        while self._written < target and not self.broken:
+            await self._progress.wait()
+
+    async def write_loop(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake = trio.Event()
+            target = self._requested
+            data = self.h2.data_to_send() + self._extra
+            self._extra = b""
+            if data:
+                try:
+                    await self.stream.send_all(data)
+                except _BROKEN:
+                    self.broken = True
+            self._written = target
+            self._progress.set()
+            self._progress = trio.Event()
+            if self.broken:
+                self.window_opened()  # senders waiting for window give up
+                return
+
+    def go_away(self) -> None:
+        """Queue a graceful GOAWAY (NO_ERROR, the last stream the client opened): h2's own
+        ``close_connection`` would refuse every later frame, including the running streams'."""
+        if self.going_away:
+            return
+        self.going_away = True
+        frame = hyperframe.frame.GoAwayFrame(stream_id=0)
+        frame.last_stream_id = self.h2.highest_inbound_stream_id
+        frame.error_code = h2.errors.ErrorCodes.NO_ERROR
+        self._extra += frame.serialize()
+
+    def stream_done(self, streams: dict[int, _Stream]) -> None:
+        if not streams and self.drain_scope is not None:
+            self.drain_scope.cancel()
 
     def window_opened(self) -> None:
         self.window.set()
@@ -98,34 +147,45 @@ async def serve_connection(app: ASGIApp, stream: Any, *, connections: Connection
     server, client = _address(stream, "getsockname"), _address(stream, "getpeername")
     streams: dict[int, _Stream] = {}
     try:
-        await conn.flush()
-        async with trio.open_nursery() as nursery:
-            pending = prefix
-            while not conn.broken:
-                if pending:
-                    data, pending = pending, b""
-                else:
-                    data = await _receive(stream, conn, streams, connections, idle_timeout)
-                if not data:
-                    break
-                try:
-                    events = conn.h2.receive_data(data)
-                except h2.exceptions.ProtocolError:
-                    conn.h2.close_connection(error_code=h2.errors.ErrorCodes.PROTOCOL_ERROR)
+        async with trio.open_nursery() as writing:
+            writing.start_soon(conn.write_loop)
+            await conn.flush()
+            async with trio.open_nursery() as nursery:
+                pending = prefix
+                while not conn.broken:
+                    if pending:
+                        data, pending = pending, b""
+                    else:
+                        if connections.closing:
+                            conn.go_away()
+                        if conn.going_away and not streams:
+                            break
+                        data = await _receive(stream, conn, streams, connections, idle_timeout)
+                    if data is None:  # idle, shutdown, or the last stream ended while going away
+                        conn.go_away()
+                        await conn.flush()
+                        continue
+                    if not data:  # the client closed (or the connection broke)
+                        break
+                    try:
+                        events = conn.h2.receive_data(data)
+                    except h2.exceptions.ProtocolError:
+                        conn.h2.close_connection(error_code=h2.errors.ErrorCodes.PROTOCOL_ERROR)
+                        await conn.flush()
+                        break
+                    ended = False
+                    for ev in events:
+                        ended = _on_event(ev, conn, streams, nursery, app, scheme, server, client,
+                                          client_cert) or ended
                     await conn.flush()
-                    break
-                ended = False
-                for ev in events:
-                    ended = _on_event(ev, conn, streams, nursery, app, scheme, server, client, client_cert) or ended
-                await conn.flush()
-                if ended:
-                    break
-            if connections.closing and not conn.broken:
-                conn.h2.close_connection()  # GOAWAY: no new streams; those running finish
-                await conn.flush()
-            # the streams still running finish (watches end as the server stops); their sends
-            # go out as the peer's window allows, so keep reading WINDOW_UPDATEs meanwhile
-            nursery.start_soon(_drain_while_streams_run, stream, conn, streams)
+                    if ended:
+                        break
+                # the streams still running (the client went, or its GOAWAY) cannot send any more
+                for st in streams.values():
+                    st.gone.set()
+                conn.window_opened()
+            await conn.flush()  # the last frames (END_STREAM, GOAWAY) go out before the close
+            writing.cancel_scope.cancel()
     except _BROKEN:
         pass
     finally:
@@ -139,60 +199,36 @@ async def serve_connection(app: ASGIApp, stream: Any, *, connections: Connection
 
 
 async def _receive(stream: Any, conn: _Connection, streams: dict[int, _Stream], connections: Connections,
-                   idle_timeout: float) -> bytes:
-    """The next bytes from the client; b"" when it closed, the connection idled out with no stream
-    open, or the server shuts down."""
-    if connections.closing:
-        return b""
+                   idle_timeout: float) -> bytes | None:
+    """The next bytes from the client; b"" when it closed; None when the connection idled out with
+    no stream open, the server shuts down, or (going away) the last stream ended."""
     with trio.CancelScope() as scope:
-        key = connections.idle_begin(scope)
+        if conn.going_away:
+            conn.drain_scope = scope  # cancelled by the last stream to end
+        else:
+            key = connections.idle_begin(scope)
         try:
-            with trio.move_on_after(idle_timeout) if not streams else _forever():
+            with trio.move_on_after(idle_timeout if not streams and not conn.going_away else float("inf")):
                 try:
                     return bytes(await stream.receive_some(_RECEIVE))
                 except _BROKEN:
                     return b""
         finally:
-            connections.idle_end(key)
-    return b""
-
-
-class _forever:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: Any) -> None:
-        return None
-
-
-async def _drain_while_streams_run(stream: Any, conn: _Connection, streams: dict[int, _Stream]) -> None:
-    while streams and not conn.broken:
-        with trio.move_on_after(1):
-            try:
-                data = await stream.receive_some(_RECEIVE)
-            except _BROKEN:
-                data = b""
-            if not data:
-                break
-            try:
-                for ev in conn.h2.receive_data(data):
-                    if isinstance(ev, (h2.events.WindowUpdated, h2.events.RemoteSettingsChanged)):
-                        conn.window_opened()
-                    elif isinstance(ev, h2.events.StreamReset) and ev.stream_id in streams:
-                        streams[ev.stream_id].gone.set()
-            except h2.exceptions.ProtocolError:
-                break
-            await conn.flush()
-    for st in streams.values():
-        st.gone.set()
-    conn.window_opened()
+            if conn.going_away:
+                conn.drain_scope = None
+            else:
+                connections.idle_end(key)
+    return None
 
 
 def _on_event(ev: Any, conn: _Connection, streams: dict[int, _Stream], nursery: trio.Nursery, app: ASGIApp,
               scheme: str, server: Any, client: Any, client_cert: Any) -> bool:
     """Handle one h2 event; True when the connection is over."""
     if isinstance(ev, h2.events.RequestReceived):
-        streams[ev.stream_id] = _Stream(ev.stream_id, list(ev.headers))
+        if conn.going_away:  # opened after our GOAWAY: refused, the client may retry it elsewhere
+            conn.h2.reset_stream(ev.stream_id, error_code=h2.errors.ErrorCodes.REFUSED_STREAM)
+        else:
+            streams[ev.stream_id] = _Stream(ev.stream_id, list(ev.headers))
     elif isinstance(ev, h2.events.DataReceived):
         st = streams.get(ev.stream_id)
         if st is not None:
@@ -210,6 +246,7 @@ def _on_event(ev: Any, conn: _Connection, streams: dict[int, _Stream], nursery: 
             st.gone.set()
             if not st.running:  # reset before its request was complete: nothing runs for it
                 del streams[ev.stream_id]
+                conn.stream_done(streams)
             conn.window_opened()  # a sender waiting for this stream's window gives up
     elif isinstance(ev, (h2.events.WindowUpdated, h2.events.RemoteSettingsChanged)):
         conn.window_opened()
@@ -255,13 +292,25 @@ async def _run_stream(app: ASGIApp, conn: _Connection, streams: dict[int, _Strea
 
     response = _Response(conn, st, head=scope["method"] == "HEAD")
     try:
-        await app(scope, receive, response.send)
+        try:
+            await app(scope, receive, response.send)
+        except Exception:  # noqa: BLE001 - a failing request must not end the connection's other streams
+            traceback.print_exc(file=sys.stderr)
+            if not response.finished and not st.gone.is_set():
+                st.gone.set()
+                try:
+                    conn.h2.reset_stream(st.id, error_code=h2.errors.ErrorCodes.INTERNAL_ERROR)
+                except h2.exceptions.ProtocolError:
+                    pass
+                await conn.flush()
+            return
         if not response.started:
             await response.send({"type": "http.response.start", "status": 500, "headers": []})
         if not response.finished:
             await response.send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
         streams.pop(st.id, None)
+        conn.stream_done(streams)
 
 
 class _Response:
@@ -289,7 +338,9 @@ class _Response:
             hs = [(b":status", str(status).encode())]
             for k, v in msg.get("headers") or ():
                 k = bytes(k).lower()
-                if k not in (b"connection", b"transfer-encoding", b"keep-alive", b"upgrade"):
+                if k in (b"connection", b"transfer-encoding", b"keep-alive", b"upgrade", b"proxy-connection"):
+                    continue  # connection-specific: not in HTTP/2 (h2 refuses them), as Go drops them
+                if k != b"te" or bytes(v).lower() == b"trailers":
                     hs.append((k, bytes(v)))
             self._headers = hs
             self.started = True
@@ -321,10 +372,10 @@ class _Response:
             if not more and not self.finished:
                 self._conn.h2.end_stream(self._st.id)
                 self.finished = True
-        except (h2.exceptions.StreamClosedError, h2.exceptions.ProtocolError):
+        except h2.exceptions.StreamClosedError:
             self._st.gone.set()
             return
-        except Exception:  # noqa: BLE001 - a response h2 cannot frame: report it, end the stream
+        except Exception:  # noqa: BLE001 - a response h2 cannot frame (a bad header): report it, reset the stream
             traceback.print_exc(file=sys.stderr)
             self._st.gone.set()
             try:
