@@ -32,7 +32,7 @@ from urllib.parse import unquote
 import h11
 import trio
 
-__all__ = ["Connections", "serve_connection"]
+__all__ = ["Connections", "serve_connection", "http_scope", "address"]
 
 _RECEIVE = 65536  # bytes per read
 _BROKEN = (trio.BrokenResourceError, trio.ClosedResourceError)
@@ -89,8 +89,8 @@ async def serve_connection(app: ASGIApp, stream: Any, conn: h11.Connection, firs
     connection's verified client certificate as (user, groups), given to the app as the scope's
     ``client_cert``. The stream is closed on return.
     """
-    server = _address(stream, "getsockname")
-    client = _address(stream, "getpeername")
+    server = address(stream, "getsockname")
+    client = address(stream, "getpeername")
     request: h11.Request | None = first
     try:
         while request is not None:
@@ -128,6 +128,33 @@ async def serve_connection(app: ASGIApp, stream: Any, conn: h11.Connection, firs
                 pass
 
 
+def http_scope(method: bytes, target: bytes, headers: list[tuple[bytes, bytes]], http_version: str, *,
+               scheme: str, server: tuple[str, int] | None, client: tuple[str, int] | None,
+               client_cert: tuple[str, tuple[str, ...]] | None) -> dict[str, Any]:
+    """The ASGI ``http`` scope of a request (as Hypercorn builds it: ``path`` percent-decoded,
+    ``raw_path`` and ``query_string`` as sent, header names lower-case), plus ``client_cert``,
+    the connection's verified client certificate as (user, groups), when there is one."""
+    path, _, query = target.partition(b"?")
+    scope: dict[str, Any] = {
+        "type": "http",
+        "asgi": {"spec_version": "2.1", "version": "3.0"},
+        "http_version": http_version,
+        "method": method.decode("ascii", "replace"),
+        "scheme": scheme,
+        "path": unquote(path.decode("ascii", "replace")),
+        "raw_path": path,
+        "query_string": query,
+        "root_path": "",
+        "headers": headers,
+        "client": client,
+        "server": server,
+        "extensions": {},
+    }
+    if client_cert is not None:
+        scope["client_cert"] = client_cert
+    return scope
+
+
 def _reason(status: int) -> bytes:
     """The reason phrase Go's net/http writes (``200 OK``, ``404 Not Found``)."""
     try:
@@ -147,7 +174,7 @@ async def _drain(stream: Any, timeout: float) -> None:
             pass
 
 
-def _address(stream: Any, which: str) -> tuple[str, int] | None:
+def address(stream: Any, which: str) -> tuple[str, int] | None:
     sock = getattr(getattr(stream, "transport_stream", stream), "socket", None)
     try:
         host, port = getattr(sock, which)()[:2]
@@ -197,24 +224,8 @@ async def _one_request(app: ASGIApp, stream: Any, conn: h11.Connection, request:
                        connections: Connections | None = None,
                        client_cert: tuple[str, tuple[str, ...]] | None = None) -> None:
     body = await _read_body(conn, stream)
-    path, _, query = request.target.partition(b"?")
-    scope = {
-        "type": "http",
-        "asgi": {"spec_version": "2.1", "version": "3.0"},
-        "http_version": request.http_version.decode("ascii"),
-        "method": request.method.decode("ascii"),
-        "scheme": scheme,
-        "path": unquote(path.decode("ascii", "replace")),
-        "raw_path": path,
-        "query_string": query,
-        "root_path": "",
-        "headers": list(request.headers),
-        "client": client,
-        "server": server,
-        "extensions": {},
-    }
-    if client_cert is not None:
-        scope["client_cert"] = client_cert
+    scope = http_scope(request.method, request.target, list(request.headers), request.http_version.decode("ascii"),
+                       scheme=scheme, server=server, client=client, client_cert=client_cert)
     response = _Response(conn, stream, head=request.method == b"HEAD", connections=connections)
     delivered = False
 

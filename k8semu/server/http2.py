@@ -20,7 +20,6 @@ from __future__ import annotations
 import sys
 import traceback
 from typing import Any
-from urllib.parse import unquote
 
 import h2.config
 import h2.connection
@@ -31,7 +30,7 @@ import h2.settings
 import hyperframe.frame
 import trio
 
-from .http1 import ASGIApp, Connections
+from .http1 import ASGIApp, Connections, address, http_scope
 
 __all__ = ["serve_connection", "PREFACE"]
 
@@ -138,13 +137,12 @@ async def serve_connection(app: ASGIApp, stream: Any, *, connections: Connection
     ``client_cert``: the TLS connection's verified client certificate as (user, groups), in each
     request's scope. The stream is closed on return.
     """
-    from .http1 import _address  # the socket's addresses, as for HTTP/1.1
 
     conn = _Connection(stream)
     conn.h2.initiate_connection()
     conn.h2.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: _WINDOW})
     conn.h2.increment_flow_control_window(_WINDOW - 65535)
-    server, client = _address(stream, "getsockname"), _address(stream, "getpeername")
+    server, client = address(stream, "getsockname"), address(stream, "getpeername")
     streams: dict[int, _Stream] = {}
     try:
         async with trio.open_nursery() as writing:
@@ -258,27 +256,11 @@ def _on_event(ev: Any, conn: _Connection, streams: dict[int, _Stream], nursery: 
 async def _run_stream(app: ASGIApp, conn: _Connection, streams: dict[int, _Stream], st: _Stream, scheme: str,
                       server: Any, client: Any, client_cert: Any) -> None:
     pseudo = {k: v for k, v in st.headers if k.startswith(b":")}
-    path, _, query = pseudo.get(b":path", b"/").partition(b"?")
     headers = [(k, v) for k, v in st.headers if not k.startswith(b":")]
     if b":authority" in pseudo:
         headers.insert(0, (b"host", pseudo[b":authority"]))
-    scope: dict[str, Any] = {
-        "type": "http",
-        "asgi": {"spec_version": "2.1", "version": "3.0"},
-        "http_version": "2",
-        "method": pseudo.get(b":method", b"GET").decode("ascii", "replace"),
-        "scheme": scheme,
-        "path": unquote(path.decode("ascii", "replace")),
-        "raw_path": path,
-        "query_string": query,
-        "root_path": "",
-        "headers": headers,
-        "client": client,
-        "server": server,
-        "extensions": {},
-    }
-    if client_cert is not None:
-        scope["client_cert"] = client_cert
+    scope = http_scope(pseudo.get(b":method", b"GET"), pseudo.get(b":path", b"/"), headers, "2", scheme=scheme,
+                       server=server, client=client, client_cert=client_cert)
     body = b"".join(st.body)
     delivered = False
 
