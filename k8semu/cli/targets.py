@@ -42,7 +42,7 @@ from .validate import field_validation, load
 __all__ = [
     "Target", "TargetError", "resolve", "resource_type", "split_type_name", "add_target_flags",
     "add_run_flags", "run_write", "namespace_of", "resolve_args", "intermixed", "file_targets",
-    "single_item_implied", "add_filename_flags", "run_local_or_write", "LOCAL_SERVER_DRY_RUN", "current_object",
+    "single_item_implied", "add_filename_flags", "run_local_or_write", "LOCAL_SERVER_DRY_RUN", "current_object", "local_targets",
 ]
 
 T = TypeVar("T")
@@ -345,6 +345,21 @@ def current_object(api: Any, t: Target, failures: list[str]) -> dict[str, Any] |
         return None
 
 
+def local_targets(args: argparse.Namespace, positional: list[str] | None = None) -> list[Target]:
+    """The ``-f`` files' objects for ``--local``: their kinds are resolved against the cluster's
+    served resources when a cluster file exists (its custom resources, as kubectl asks the
+    server's discovery even with ``--local``), read-only; else against the built-in kinds."""
+    from .session import cluster_path
+
+    if not cluster_path(args).exists():
+        return resolve_args(None, args, positional)
+    cluster = open_cluster(args, read_only=True)
+    try:
+        return resolve_args(cluster.api, args, positional)
+    finally:
+        cluster.close()
+
+
 def run_local_or_write(args: argparse.Namespace, positional: list[str] | None,
                        each: Callable[[Any, list[Target]], None], *, dry_run: bool,
                        failures: list[str]) -> str | None:
@@ -356,7 +371,7 @@ def run_local_or_write(args: argparse.Namespace, positional: list[str] | None,
     """
     if getattr(args, "local", False):
         try:
-            each(None, resolve_args(None, args, positional))
+            each(None, local_targets(args, positional))
         except TargetError as e:
             return str(e)
         return None

@@ -137,10 +137,11 @@ def kubeconfig_text(server: str, token: str | None, ca_cert: Path | None, *, use
     )
 
 
-def issue_client_cert(creds: Credentials, name: str, groups: list[str], *, days: int = 365) -> tuple[bytes, bytes]:
+def issue_client_cert(creds: Credentials, name: str, groups: list[str], *,
+                      seconds: float = 365 * 86400) -> tuple[bytes, bytes]:
     """A client certificate for user ``name`` in ``groups`` (subject ``O=<group>…, CN=<name>``,
-    extended key usage clientAuth) signed by the cluster CA, valid ``days`` from now (wall clock:
-    a credential, outside the emulated cluster); returns (certificate PEM, private key PEM).
+    extended key usage clientAuth) signed by the cluster CA, valid for ``seconds`` from now (wall
+    clock: a credential, outside the emulated cluster); returns (certificate PEM, private key PEM).
 
     Raises:
         ValueError: an empty ``name``.
@@ -163,7 +164,7 @@ def issue_client_cert(creds: Credentials, name: str, groups: list[str], *, days:
     now = datetime.datetime.now(datetime.timezone.utc)
     cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(ca.subject)
             .public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=days))
+            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(seconds=seconds))
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
             .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=False,
                                          data_encipherment=False, key_agreement=False, key_cert_sign=False,

@@ -26,7 +26,8 @@ from ...api.apiserver import JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
 from ..output import add_dry_run_flag, add_output_flag, die, display_name, dry_run_strategy, server_error
 from ..parser import GoBool
 from ..printing import ObjectPrinter
-from ..targets import LOCAL_SERVER_DRY_RUN, TargetError, add_run_flags, add_target_flags, resolve_args, run_write
+from ..targets import (LOCAL_SERVER_DRY_RUN, TargetError, add_run_flags, add_target_flags, local_targets, resolve_args,
+                       run_write)
 
 FIELD_MANAGER = "kubectl-patch"
 PATCH_TYPES = {"strategic": STRATEGIC_MERGE_PATCH, "merge": MERGE_PATCH, "json": JSON_PATCH}
@@ -307,7 +308,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.local:  # no cluster: the files' objects, patched here
         try:
-            local(resolve_args(None, args))
+            local(local_targets(args))
         except TargetError as e:
             return die(str(e))
     else:

@@ -1,11 +1,12 @@
 """``k8semu wait``: kubectl wait, in virtual time.
 
 ``wait --for=condition=Available deployment/web --timeout=60s``,
-``--for=condition=Ready=false``, ``--for=delete``, ``--for=jsonpath='{.status.phase}'=Running``;
+``--for=condition=Ready=false``, ``--for=create``, ``--for=delete``, ``--for=jsonpath='{.status.phase}'=Running``;
 targets ``TYPE/NAME …`` or ``TYPE -l SELECTOR``. The cluster's components run
 until every target meets the condition (``deployment.apps/web condition met``)
 or ``--timeout`` of virtual time passes (default 30s, kubectl's):
-``error: timed out waiting for the condition on deployments/web``, exit 1.
+``error: timed out waiting for the condition on deployments/web``, exit 1 (several that timed out:
+one such line each, without ``error:``, as kubectl prints an aggregate of errors).
 A named object that does not exist is the server's ``Error from server
 (NotFound): pods "nope" not found``, exit 1, without waiting (after the
 objects named before it, as kubectl waits for them in turn); with
@@ -36,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     intermixed(w)
     w.add_argument("resources", nargs="*", metavar="TYPE/NAME | TYPE")
     w.add_argument("--for", dest="condition", required=True,
-                   help="condition=NAME[=VALUE], delete, or jsonpath={EXPR}=VALUE")
+                   help="condition=NAME[=VALUE], create, delete, or jsonpath={EXPR}=VALUE")
     w.add_argument("-n", "--namespace", default="default")
     w.add_argument("-A", "--all-namespaces", action="store_true", help="list the objects of -l/--all in every namespace")
     add_filename_flags(w, "the resources to wait for")
@@ -56,6 +57,8 @@ def _checker(spec: str):
     """
     if spec == "delete":
         return lambda obj: obj is None
+    if spec == "create":  # kubectl >= 1.31
+        return lambda obj: obj is not None
     if spec.startswith("condition="):
         rest = spec[len("condition="):]
         name, _, value = rest.partition("=")
@@ -102,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
     except UnknownType as e:
         return die(str(e))
     for_delete = args.condition == "delete"
+    for_create = args.condition == "create"
     cluster = open_cluster(args)
     api = cluster.api
     try:
@@ -117,6 +121,8 @@ def run(args: argparse.Namespace) -> int:
     # the server's NotFound, after the wait for those before it (an error --for=delete ignores)
     missing: errors.NotFound | None = None
     for i, (info, ns, name) in enumerate(keys):
+        if for_create:
+            break  # not there yet is what --for=create waits out
         try:
             api.get(info, name, namespace=ns)
         except errors.NotFound as e:
@@ -159,8 +165,15 @@ def run(args: argparse.Namespace) -> int:
         run_session(cluster, body, settle=False)
     cluster.close()
     if pending:
-        info, _, name = pending[0]
-        return die(f"timed out waiting for the condition on {info.plural}/{name}")
+        # one line per object that timed out; with several, kubectl prints its aggregate of
+        # errors one per line without the "error: " prefix
+        lines = ["timed out waiting for the condition" if for_create else
+                 f"timed out waiting for the condition on {info.plural}/{name}" for info, _, name in pending]
+        if len(lines) == 1:
+            return die(lines[0])
+        for line in lines:
+            print(line, file=sys.stderr)
+        return 1
     if missing and not for_delete:
         print(server_error(missing), file=sys.stderr)
         return 1
