@@ -443,3 +443,18 @@ def test_cli_apply_prints_the_rule_failure_as_kubectl(tmp_path, capsys):
     assert rc == 1
     assert err == ['The Widget "w1" is invalid: spec: Invalid value: "object": '
                    "minReplicas (4) must not exceed maxReplicas (2)"]
+
+
+def test_optional_old_self_fields_are_optionals_at_compile_time():
+    # with optionalOldSelf, oldSelf is optional_type(T) and oldSelf.replicas optional_type(int):
+    # comparing it with an int does not type-check (cel-go), so the CRD is refused instead of
+    # every later update failing at run time; unwrapping it with value() is fine
+    api = APIServer(EventLog(), authorize=False)
+    wrong = {"rule": "!has(oldSelf.minReplicas) || self.minReplicas >= oldSelf.minReplicas",
+             "optionalOldSelf": True}
+    text = invalid(api.create, "crd", _crd_with_spec_rules(wrong))
+    assert ("compilation failed: ERROR: <input>:1:47: found no matching overload for '_>=_' applied to "
+            "'(int, optional_type(int))'") in text
+    right = {"rule": "!oldSelf.hasValue() || self.minReplicas >= oldSelf.value().minReplicas",
+             "optionalOldSelf": True}
+    api.create("crd", _crd_with_spec_rules(right))

@@ -806,6 +806,13 @@ def _elem(t: tuple[str, Any]) -> tuple[str, Any]:
     return _DYN
 
 
+def _type_text(t: tuple[str, Any]) -> str:
+    """A checked type as cel-go names it in messages (``int``, ``object``, ``optional_type(int)``)."""
+    if t[0] == "optional":
+        return f"optional_type({_type_text(t[1]) if t[1] is not None else 'dyn'})"
+    return {"struct": "object"}.get(t[0], t[0])
+
+
 class _Checker:
     """A light static check of a parsed rule against the schema node it sits on: undeclared
     names, fields an object does not declare, operators on plainly mismatched scalar types,
@@ -815,7 +822,9 @@ class _Checker:
     def __init__(self, text: str, self_type: tuple[str, Any], optional_old_self: bool = False) -> None:
         self.text = text
         self.self_type = self_type
-        self.old_type = ("optional", None) if optional_old_self else self_type
+        # optionalOldSelf: oldSelf is optional_type(T); selecting a field of an optional gives an
+        # optional of the field's type, as cel-go's checker does
+        self.old_type = ("optional", self_type) if optional_old_self else self_type
         self.issues: list[_Issue] = []
         self.uses_old_self = False
         self.unsupported: list[str] = []
@@ -879,6 +888,11 @@ class _Checker:
         lt, rt = self.visit(left), self.visit(right)
         if op == "@in":
             return ("bool", None)
+        if "optional" in (lt[0], rt[0]) and op not in ("_==_", "_!=_"):
+            self.issues.append(_Issue(self._op_after(left, _OP_TEXT[op]),
+                                      f"found no matching overload for '{op}' applied to "
+                                      f"'({_type_text(lt)}, {_type_text(rt)})'"))
+            return _DYN
         mismatch = lt[0] in _SCALARS and rt[0] in _SCALARS and lt[0] != rt[0] and not (
             lt[0] in _NUMERIC and rt[0] in _NUMERIC and op in ("_<_", "_<=_", "_>_", "_>=_")) and not (
             {lt[0], rt[0]} <= {"timestamp", "duration"} and op in ("_+_", "_-_"))
@@ -912,6 +926,8 @@ class _Checker:
     v_primary = v_paren_expr = v_member
 
     def _field(self, t: tuple[str, Any], name: str, offset: int) -> tuple[str, Any]:
+        if t[0] == "optional":
+            return ("optional", self._field(t[1], name, offset) if t[1] is not None else _DYN)
         if t[0] == "struct":
             props = _props(t[1])
             for k, sub in props.items():
@@ -960,9 +976,11 @@ class _Checker:
             self.visit(args[1])
             self.scopes.pop()
             return (_MACROS[name], None)
-        self.visit(member)
+        target = self.visit(member)
         for a in args:
             self.visit(a)
+        if target[0] == "optional" and name in ("value", "orValue"):
+            return target[1] if target[1] is not None else _DYN
         if name in _METHODS:
             return (_METHODS[name], None)
         if name in UNSUPPORTED["methods"]:
