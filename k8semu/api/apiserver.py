@@ -511,6 +511,9 @@ class APIServer:
     ) -> dict[str, Any]:
         """GET one object (at the head, or exactly at ``resource_version`` if given and not "0").
 
+        The object returned is the store's own, shared with every reader: do not change it in
+        place (``copy.deepcopy`` it first), as client-go's informer cache objects.
+
         Raises:
             NotFound, Forbidden, Expired (compacted revision).
         """
@@ -806,6 +809,10 @@ class APIServer:
         field_manager: str | None = None,
     ) -> dict[str, Any]:
         """PUT: replace an object (or its ``status``); a stale ``resourceVersion`` is a 409.
+
+        Objects :meth:`get` and :meth:`list` return are the store's (shared, as client-go's
+        informer caches are): one changed in place and passed back here looks unchanged (a no-op
+        update that writes nothing) — ``copy.deepcopy`` it before changing it.
 
         Raises:
             NotFound, Conflict, Invalid, BadRequest, Forbidden.
