@@ -360,6 +360,14 @@ _EXTRA = [  # one object of each kind nothing in the cluster makes on its own (g
     ("v1", {"kind": "PodTemplate", "metadata": {"name": "pt"}, "template": {
         "metadata": {"labels": {"app": "pt"}}, "spec": {"containers": [{"name": "c", "image": "busybox:1.36"}]}}}),
     ("node.k8s.io/v1", {"kind": "RuntimeClass", "metadata": {"name": "gvisor"}, "handler": "runsc"}),
+    ("admissionregistration.k8s.io/v1", {"kind": "ValidatingAdmissionPolicy", "metadata": {"name": "cm-audit"},
+                                          "spec": {"matchConstraints": {"resourceRules": [{
+                                              "apiGroups": [""], "apiVersions": ["v1"], "operations": ["DELETE"],
+                                              "resources": ["configmaps"]}]},
+                                              "validations": [{"expression": "true"}]}}),
+    ("admissionregistration.k8s.io/v1", {"kind": "ValidatingAdmissionPolicyBinding",
+                                          "metadata": {"name": "cm-audit"},
+                                          "spec": {"policyName": "cm-audit", "validationActions": ["Audit"]}}),
     ("apiextensions.k8s.io/v1", {"kind": "CustomResourceDefinition", "metadata": {"name": "crontabs.stable.example.com"},
                                  "spec": {"group": "stable.example.com", "scope": "Namespaced",
                                           "names": {"plural": "crontabs", "kind": "CronTab", "shortNames": ["ct"]},
@@ -450,7 +458,7 @@ def test_every_served_kind_deserializes(api, web, namespace):
         cls = _api_class(gv)(api)
         kind = body["kind"]
         namespaced = kind not in ("PersistentVolume", "StorageClass", "IngressClass", "CustomResourceDefinition",
-                                  "RuntimeClass")
+                                  "RuntimeClass", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
         body = {"apiVersion": gv, **body}
         if namespaced:
             made[kind] = getattr(cls, f"create_namespaced_{_snake(kind)}")(namespace, body)

@@ -28,6 +28,8 @@ in upstream's order:
   ``spec.overhead`` and its ``scheduling`` nodeSelector and tolerations are
   merged into the pod's (between StorageObjectInUseProtection and
   ResourceQuota, as in kube-apiserver's ``AllOrderedPlugins``).
+- ``ValidatingAdmissionPolicy``: the CEL policies of ``validatingadmissionpolicies`` bound by
+  ``validatingadmissionpolicybindings`` (:mod:`.admissionpolicy`), just before ResourceQuota.
 """
 
 from __future__ import annotations
@@ -89,9 +91,14 @@ class AdmissionChain:
             obj = p.admit(op, info, obj, old, ctx)
         return obj
 
-    def validate(self, op, info, obj, old, ctx) -> None:
+    def validate(self, op, info, obj, old, ctx, subresource: str = "") -> None:
+        """Every plugin's ``validate``; a plugin with ``takes_subresource`` (the
+        ValidatingAdmissionPolicy plugin) is also told the request's subresource."""
         for p in self.plugins:
-            p.validate(op, info, obj, old, ctx)
+            if getattr(p, "takes_subresource", False):
+                p.validate(op, info, obj, old, ctx, subresource=subresource)
+            else:
+                p.validate(op, info, obj, old, ctx)
 
 
 def _ns_of(obj: dict) -> str | None:
@@ -526,6 +533,8 @@ class ResourceQuotaAdmission(_Plugin):
 
 def default_admission_chain(server: "APIServer") -> AdmissionChain:
     """The plugins enabled by default, in kube-apiserver's order."""
+    from .admissionpolicy import ValidatingAdmissionPolicyAdmission
+
     return AdmissionChain([
         NamespaceLifecycle(server),
         LimitRanger(server),
@@ -534,5 +543,6 @@ def default_admission_chain(server: "APIServer") -> AdmissionChain:
         DefaultTolerationSeconds(server),
         StorageObjectInUseProtection(server),
         RuntimeClassAdmission(server),
+        ValidatingAdmissionPolicyAdmission(server),
         ResourceQuotaAdmission(server),
     ])

@@ -877,7 +877,7 @@ class APIServer:
         else:
             obj = strategy.prepare_for_update(obj, old, subresource)
         self._validate_for(info, obj, old, ctx)
-        self.admission.validate("update", info, obj, old, ctx)
+        self.admission.validate("update", info, obj, old, ctx, subresource=subresource)
         obj = self._allocate(info, obj, old)
         obj = self._track(old, obj, ctx, field_manager, subresource, info)
         # a finalizing object whose last finalizer is gone is deleted now

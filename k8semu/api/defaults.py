@@ -658,6 +658,22 @@ def _default_crd(obj: dict[str, Any]) -> None:
 _BY_KIND[("apiextensions.k8s.io/v1", "CustomResourceDefinition")] = _default_crd
 
 
+def _default_vap(obj: dict[str, Any]) -> None:
+    from .admissionpolicy import default_policy
+
+    default_policy(obj)
+
+
+def _default_vap_binding(obj: dict[str, Any]) -> None:
+    from .admissionpolicy import default_binding
+
+    default_binding(obj)
+
+
+_BY_KIND[("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy")] = _default_vap
+_BY_KIND[("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding")] = _default_vap_binding
+
+
 def apply_defaults(obj: dict[str, Any]) -> dict[str, Any]:
     """Return a defaulted deep copy of ``obj`` (a wire-form object dict).
 

@@ -138,6 +138,11 @@ RESOURCES: tuple[ResourceInfo, ...] = (
     # each API server's own registry (k8semu.api.customresources), not from this table
     _R("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", False,
        ("crd", "crds"), ("api-extensions",), ("status",)),
+    # kube-apiserver's admissionregistration.k8s.io/v1 policies (GA in v1.30); no short names
+    _R("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", False,
+       (), ("api-extensions",), ("status",)),
+    _R("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicyBinding",
+       "validatingadmissionpolicybindings", False, (), ("api-extensions",)),
 )
 
 # Group-versions that also serve an existing kind under another version (autoscaling/v1

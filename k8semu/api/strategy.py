@@ -27,6 +27,7 @@ _GENERATION_KINDS = frozenset({
     "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob",
     "ReplicationController", "HorizontalPodAutoscaler", "PodDisruptionBudget",
     "NetworkPolicy", "Ingress", "PriorityClass", "Pod", "CustomResourceDefinition",
+    "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
 })
 
 # Kinds whose status is a subresource (main-resource writes keep the old status).
@@ -34,7 +35,7 @@ _STATUS_KINDS = frozenset({
     "Pod", "Node", "Service", "Namespace", "Deployment", "ReplicaSet", "StatefulSet",
     "DaemonSet", "Job", "CronJob", "ReplicationController", "HorizontalPodAutoscaler",
     "PodDisruptionBudget", "ResourceQuota", "PersistentVolume", "PersistentVolumeClaim",
-    "Ingress", "CustomResourceDefinition",
+    "Ingress", "CustomResourceDefinition", "ValidatingAdmissionPolicy",
 })
 
 # What a new object's reset status encodes to: the integer fields of these status

@@ -818,6 +818,46 @@ _RUNTIME_CLASS = _Printer(
 )
 
 
+def _vap_param_kind(obj: Obj) -> str:
+    """``printValidatingAdmissionPolicy``'s PARAMKIND: ``apiVersion/kind``, ``<unset>`` without one."""
+    pk = _spec(obj).get("paramKind")
+    if not isinstance(pk, Mapping):
+        return "<unset>"
+    return f"{pk.get('apiVersion') or ''}/{pk.get('kind') or ''}"
+
+
+def _vap_param_ref(obj: Obj) -> str:
+    """``printValidatingAdmissionPolicyBinding``'s PARAMREF: ``namespace/name`` (``*/name`` without a
+    namespace), the selector when no name is given, ``<unset>`` without a paramRef."""
+    pr = _spec(obj).get("paramRef")
+    if not isinstance(pr, Mapping):
+        return "<unset>"
+    if pr.get("name"):
+        return f"{pr['namespace']}/{pr['name']}" if pr.get("namespace") else f"*/{pr['name']}"
+    if pr.get("selector") is not None:
+        return _selector_string(pr.get("selector"))
+    return "<unset>"
+
+
+#: ``validatingAdmissionPolicy`` columns: ``printValidatingAdmissionPolicy``.
+_VALIDATING_ADMISSION_POLICY = _Printer(
+    (_NAME, Column("Validations", "integer",
+                   description="Validations indicates the number of validation rules defined in this configuration"),
+     Column("ParamKind", description="ParamKind specifies the kind of resources used to parameterize this policy"),
+     _AGE),
+    lambda o, now: [_name(o), len(_spec(o).get("validations") or ()), _vap_param_kind(o), _age(o, now)],
+)
+
+#: ``validatingAdmissionPolicyBinding`` columns: ``printValidatingAdmissionPolicyBinding``.
+_VALIDATING_ADMISSION_POLICY_BINDING = _Printer(
+    (_NAME, Column("PolicyName",
+                   description="PolicyName indicates the policy definition which the policy binding binded to"),
+     Column("ParamRef", description="ParamRef indicates the param resource which sets the configration param"),
+     _AGE),
+    lambda o, now: [_name(o), _spec(o).get("policyName") or "", _vap_param_ref(o), _age(o, now)],
+)
+
+
 def _api_service_cells(obj: Obj, now: datetime) -> Cells:
     """kube-aggregator's APIService ``ConvertToTable``: SERVICE is ``Local`` without a
     ``spec.service``, else ``namespace/name``; AVAILABLE the ``Available`` condition's status,
@@ -1223,6 +1263,8 @@ _PRINTERS: dict[tuple[str, str], _Printer] = {
     ("rbac.authorization.k8s.io", "RoleBinding"): _binding_printer("roleBinding"),
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): _binding_printer("clusterRoleBinding"),
     ("apiextensions.k8s.io", "CustomResourceDefinition"): _DEFAULT,
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): _VALIDATING_ADMISSION_POLICY,
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): _VALIDATING_ADMISSION_POLICY_BINDING,
 }
 
 

@@ -1788,6 +1788,20 @@ def _validate_runtime_class(errs: list[FieldError], obj: dict, old: dict | None)
         _validate_tolerations(errs, scheduling.get("tolerations"), "scheduling.tolerations")
 
 
+def _validate_vap(errs: list[FieldError], obj: dict, old: dict | None) -> None:
+    """``ValidateValidatingAdmissionPolicy``: see :func:`k8semu.api.admissionpolicy.validate_policy`."""
+    from .admissionpolicy import validate_policy
+
+    validate_policy(errs, obj, old)
+
+
+def _validate_vap_binding(errs: list[FieldError], obj: dict, old: dict | None) -> None:
+    """``ValidateValidatingAdmissionPolicyBinding``: see :func:`k8semu.api.admissionpolicy.validate_binding`."""
+    from .admissionpolicy import validate_binding
+
+    validate_binding(errs, obj, old)
+
+
 # ---------------------------------------------------------------------------- dispatch
 
 _KindFn = Callable[[list, dict, "dict | None"], None]
@@ -1810,6 +1824,9 @@ _KINDS: dict[tuple[str, str], tuple[NameFn, _KindFn | None]] = {
     ("", "ReplicationController"): (is_dns1123_subdomain, _validate_replication_controller),
     ("", "PodTemplate"): (is_dns1123_subdomain, _validate_pod_template),
     ("node.k8s.io", "RuntimeClass"): (is_dns1123_subdomain, _validate_runtime_class),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): (is_dns1123_subdomain, _validate_vap),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): (is_dns1123_subdomain,
+                                                                           _validate_vap_binding),
     ("events.k8s.io", "Event"): (is_dns1123_subdomain, None),
     ("coordination.k8s.io", "Lease"): (is_dns1123_subdomain, None),
     ("scheduling.k8s.io", "PriorityClass"): (is_dns1123_subdomain, _validate_priority_class),

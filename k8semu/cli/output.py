@@ -30,8 +30,9 @@ def server_error(err: StatusError, context: str = "") -> str:
     causes = details.get("causes") or []
     if err.reason == "Invalid" and details.get("kind") and causes:
         head = f'The {details["kind"]} "{details.get("name", "")}" is invalid: '
-        lines = [f'{c.get("field")}: {c.get("message")}' if c.get("field") else c.get("message", "")
-                 for c in causes]
+        # kubectl's statusCausesToAggrError: always "<field>: <message>", so a cause without a
+        # field (a ValidatingAdmissionPolicy denial) prints as ": <message>"
+        lines = [f'{c.get("field") or ""}: {c.get("message", "")}' for c in causes]
         if len(lines) == 1:
             return head + lines[0]
         return head + "\n" + "\n".join(f"* {line}" for line in lines)

@@ -36,7 +36,7 @@ import attrs
 import cattrs
 
 from ..errors import BadRequest
-from . import apiextensions, apps, autoscaling, batch, core, meta, networking, other, rbac
+from . import admissionregistration, apiextensions, apps, autoscaling, batch, core, meta, networking, other, rbac
 from .fields import (
     Bytes,
     Int32,
@@ -72,6 +72,7 @@ KINDS: dict[str, type] = {
     **rbac.KINDS,
     **other.KINDS,
     **apiextensions.KINDS,
+    **admissionregistration.KINDS,
 }
 
 # class -> its first kind key (DeleteOptions is served under two), for error wording.
