@@ -5,6 +5,8 @@ them — what a user sees: the refused write's exact message and status, the ``W
 
 from __future__ import annotations
 
+import json
+
 from datetime import datetime, timezone
 
 import pytest
@@ -285,10 +287,8 @@ def test_cli_apply_prints_the_denial_as_kubectl(k, tmp_path):
     (tmp_path / "policy.yaml").write_text(POLICY_YAML)
     rc, out, err = k("apply", "-f", str(tmp_path / "policy.yaml"), "-q")
     assert rc == 0, err
-    import yaml
-
     f = tmp_path / "f.yaml"
-    f.write_text(yaml.safe_dump(deployment("big", replicas=6)))
+    f.write_text(json.dumps(deployment("big", replicas=6)))  # JSON is YAML
     rc, out, err = k("apply", "-f", str(f))
     assert rc == 1
     # kubectl prints a 422 with causes as ``The <kind> "<name>" is invalid: <field>: <message>``; the
@@ -301,3 +301,14 @@ def test_cli_apply_prints_the_denial_as_kubectl(k, tmp_path):
     rc, out, err = k("scale", "deployment", "web", "--replicas=3")
     assert rc == 0, err
     assert k.objects("deployments")[-1]["status"].get("readyReplicas") == 3
+
+
+def test_cli_apply_prints_a_warn_bindings_warning_as_kubectl(k, tmp_path):
+    (tmp_path / "policy.yaml").write_text(POLICY_YAML.replace("validationActions: [Deny]", "validationActions: [Warn]"))
+    assert k("apply", "-f", str(tmp_path / "policy.yaml"), "-q")[0] == 0
+    f = tmp_path / "f.yaml"
+    f.write_text(json.dumps(deployment("big", replicas=6)))
+    rc, out, err = k("apply", "-f", str(f), "-q")
+    assert (rc, out) == (0, ["deployment.apps/big created"])
+    assert err == ["Warning: Validation failed for ValidatingAdmissionPolicy 'max-replicas' with binding "
+                   "'max-replicas-binding': failed expression: object.spec.replicas <= 5"]

@@ -35,7 +35,7 @@ import time
 from typing import Any
 
 from ...api import errors
-from ...api.apiserver import APPLY_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH
+from ...api.apiserver import APPLY_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, RequestContext
 from ...api.manifest import ManifestError, resource_for
 from ...api.patch import create_three_way_merge_patch
 from ..durations import parse_duration
@@ -174,24 +174,28 @@ def _go_float(f: float) -> str:
 
 
 def apply_one(api: Any, info: Any, obj: dict[str, Any], ns: str | None, *, server_side: bool,
-              force: bool, dry: bool, validation: str = "Strict", field_manager: str | None = None) -> str:
+              force: bool, dry: bool, validation: str = "Strict", field_manager: str | None = None,
+              warnings: list[str] | None = None) -> str:
     """Apply one object; returns ``created`` / ``configured`` / ``unchanged`` / ``serverside-applied``.
 
     Client-side, as kubectl's ``applyOneObject``: GET the live object; if it is
     absent, create it (with the last-applied annotation); else send the
     three-way strategic merge patch, if any. ``validation`` is the requests'
     ``fieldValidation`` (``Strict``, ``Warn``, ``Ignore``); ``field_manager`` (``--field-manager``)
-    replaces ``kubectl-client-side-apply`` (``kubectl`` server-side).
+    replaces ``kubectl-client-side-apply`` (``kubectl`` server-side). The server's warnings
+    (a ValidatingAdmissionPolicy's ``Warn``, a ratcheted CRD rule, unknown fields) are appended to
+    ``warnings`` when given.
 
     Raises:
         ApplyError: the server refused a step (a StatusError: which step, for
             kubectl's message, see :meth:`ApplyError.context`).
     """
     name = (obj.get("metadata") or {}).get("name", "")
+    ctx = RequestContext(warnings=warnings)
     if server_side:
         try:
             api.patch(info, name, obj, APPLY_PATCH, namespace=ns, field_manager=field_manager or "kubectl",
-                      force=force, dry_run=dry)
+                      force=force, dry_run=dry, ctx=ctx)
         except errors.StatusError as e:
             raise ApplyError(e, "serverside", info, name, ns) from e
         return "serverside-applied"
@@ -200,7 +204,7 @@ def apply_one(api: Any, info: Any, obj: dict[str, Any], ns: str | None, *, serve
         current = api.get(info, name, namespace=ns)
     except errors.NotFound:
         try:
-            api.create(info, desired, namespace=ns, dry_run=dry,
+            api.create(info, desired, namespace=ns, dry_run=dry, ctx=ctx,
                        field_manager=field_manager or "kubectl-client-side-apply", field_validation=validation)
         except errors.StatusError as e:
             raise ApplyError(e, "creating", info, name, ns) from e
@@ -215,11 +219,19 @@ def apply_one(api: Any, info: Any, obj: dict[str, Any], ns: str | None, *, serve
     # a custom resource has no patch strategy to go by: kubectl sends a JSON merge patch
     ptype = MERGE_PATCH if getattr(info, "crd", "") else STRATEGIC_MERGE_PATCH
     try:
-        api.patch(info, name, patch, ptype, namespace=ns, dry_run=dry,
+        api.patch(info, name, patch, ptype, namespace=ns, dry_run=dry, ctx=ctx,
                   field_manager=field_manager or "kubectl-client-side-apply", field_validation=validation)
     except errors.StatusError as e:
         raise ApplyError(e, "patching", info, name, ns, patch) from e
     return "configured"
+
+
+def _print_warnings(warnings: list[str], shown: set[str]) -> None:
+    """The server's warnings on stderr as kubectl prints them (``Warning: …``), each text once."""
+    for w in warnings:
+        if w not in shown:
+            shown.add(w)
+            print(f"Warning: {w}", file=sys.stderr)
 
 
 def _in_coming_namespace(e: ApplyError, ns: str | None, coming: set[str]) -> bool:
@@ -352,17 +364,22 @@ def run(args: argparse.Namespace) -> int:
                 # request for it; kubectl prints each warning text once
                 deprecations.add(info.deprecated)
                 print(f"Warning: {info.deprecated}", file=sys.stderr)
+            shown: set[str] = set()
             if validation == "Warn":  # the server's warnings, which kubectl prints as they arrive
                 for warning in unknown_field_warnings(obj, api):
                     print(f"Warning: {warning}", file=sys.stderr)
+                    shown.add(warning)
+            server_warnings: list[str] = []
             try:
                 verb = apply_one(api, info, obj, ns, server_side=args.server_side,
                                  force=args.force_conflicts, dry=dry, validation=validation,
-                                 field_manager=args.field_manager)
+                                 field_manager=args.field_manager, warnings=server_warnings)
             except ApplyError as e:
+                _print_warnings(server_warnings, shown)
                 print(server_error(e, e.context(doc.source)), file=sys.stderr)
                 failed += 1
                 continue
+            _print_warnings(server_warnings, shown)
             print(f"{display_name(info, name)} {verb}{suffix}")
             applied.append((info, ns, name))
 
