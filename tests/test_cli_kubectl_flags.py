@@ -92,7 +92,7 @@ def test_sort_by_several_results_is_kubectls_error(k, tmp_path):
 # --------------------------------------------------------------------------- get --subresource / --raw / misc
 
 def test_get_subresource(k):
-    assert k("get", "deploy", "web", "--subresource=scale") == (0, ["NAME   AGE", "web    30s"], [])
+    assert k("get", "deploy", "web", "--subresource=scale") == (0, ["NAME   DESIRED   AVAILABLE   AGE", "web    2         2           30s"], [])
     assert k("get", "deploy", "web", "--subresource=scale", "-o", "name") == (0, ["scale.autoscaling/web"], [])
     rc, out, _ = k("get", "deploy", "web", "--subresource=scale", "-o", "jsonpath={.spec.replicas} {.status.selector}")
     assert (rc, out) == (0, ["2 app=web"])

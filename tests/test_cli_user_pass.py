@@ -63,3 +63,15 @@ def test_kubeconfig_user_accepts_a_validity_period_under_a_day(k, tmp_path):
     assert cert.subject.rfc4514_string() == "CN=ci-bot,O=ci"
     assert k("kubeconfig", "user", "--client-name", "x", "--validity-period", "0s") == (
         1, [], ["error: --validity-period must be positive"])
+
+
+def test_endpoints_warn_as_a_v1_33_server_does(k):
+    # kube-apiserver 1.33 deprecates v1 Endpoints: every request for them carries this Warning
+    rc, out, err = k("get", "endpoints")
+    assert rc == 0 and out[0].split() == ["NAME", "ENDPOINTS", "AGE"]
+    assert err == ["Warning: v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"]
+
+
+def test_get_scale_subresource_prints_upstreams_scale_columns(k):
+    assert k("get", "deployment", "web", "--subresource=scale") == (
+        0, ["NAME   DESIRED   AVAILABLE   AGE", "web    2         2           30s"], [])

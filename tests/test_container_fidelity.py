@@ -212,7 +212,7 @@ def test_nginx_logs_each_request_it_serves_and_serves_its_html_files():
         (6.0, "stderr", '2025/01/01 00:00:06 [error] 30#30: *2 open() "/usr/share/nginx/html/missing.html" failed '
                         '(2: No such file or directory), client: 127.0.0.1, server: localhost, '
                         'request: "GET /missing.html HTTP/1.1", host: "localhost:8080"'),
-        (6.0, "stdout", '127.0.0.1 - - [01/Jan/2025:00:00:06 +0000] "GET /missing.html HTTP/1.1" 404 151 "-" "-" "-"'),
+        (6.0, "stdout", '127.0.0.1 - - [01/Jan/2025:00:00:06 +0000] "GET /missing.html HTTP/1.1" 404 153 "-" "-" "-"'),
         (6.0, "stdout", '127.0.0.1 - - [01/Jan/2025:00:00:06 +0000] "HEAD /50x.html HTTP/1.1" 200 0 "-" "-" "-"'),
     ]
     # what the container put into its html root is what it serves; an empty root is forbidden

@@ -432,7 +432,7 @@ def test_port_forward_to_a_pod_and_a_service(server, pf_lab, minor):
             for _ in range(2):  # one forwarded connection each
                 status, headers, body = _get(port)
                 assert status == 200 and "<h1>Welcome to nginx!</h1>" in body
-                assert headers["Server"] == "nginx/1.30" and headers["Content-Length"] == str(len(body))
+                assert headers["Server"] == "nginx/1.30.0" and headers["Content-Length"] == str(len(body))
         finally:
             pf.stop()
 

@@ -681,3 +681,13 @@ async def test_a_shared_watch_trims_what_all_have_read_and_drops_a_client_too_fa
         await trio.testing.wait_all_tasks_blocked()
         assert (await shared.next_chunk(late)).endswith(b"31\n")
         shared.cancel_scope.cancel()
+
+
+async def test_a_scale_asked_as_a_table_has_upstreams_scale_columns(app):
+    # kubectl get deploy web --subresource=scale asks the server for a Table
+    app.api.create("deployments", DEPLOY, namespace="default")
+    code, _, data = await call(app, "GET", "/apis/apps/v1/namespaces/default/deployments/web/scale", accept=TABLE)
+    table = orjson.loads(data)
+    assert code == 200 and table["kind"] == "Table"
+    assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Desired", "Available", "Age"]
+    assert table["rows"][0]["cells"][:3] == ["web", DEPLOY["spec"]["replicas"], 0]

@@ -1286,7 +1286,21 @@ def _custom_printer(info: Any) -> _Printer:
     return _Printer(cols, lambda o, now: table_cells(info, o, now))
 
 
+def _scale_cells(obj: Obj, now: datetime) -> Cells:
+    return [_name(obj), _int(_spec(obj).get("replicas")), _int(_status(obj).get("replicas")), _age(obj, now)]
+
+
+# an autoscaling/v1 Scale (GET <resource>/NAME/scale), as upstream's scaleColumnDefinitions
+_SCALE = _Printer(
+    (_NAME, Column("Desired", "integer", description="Number of desired replicas"),
+     Column("Available", "integer", description="Number of actual replicas"), _AGE),
+    _scale_cells,
+)
+
+
 def _printer_for(kind: str) -> _Printer:
+    if kind == "Scale":
+        return _SCALE
     info = _resolve(kind)
     if info is None:
         return _GENERIC

@@ -5257,7 +5257,8 @@ def http_answer(run: Run, port: int, now: float, *, method: str = "GET", target:
         status, ctype, body = 500, "text/plain; charset=utf-8", f"error: {now - run.started_at:.1f}s\n"
         server_header = None
     elif server == "nginx":
-        server_header = f"nginx/{version}" if version else "nginx"
+        # the full version the image's nginx reports (nginx:1.30 is 1.30.0), as its log says
+        server_header = f"nginx/{_nginx_version(program)}"
         status, ctype, body = _nginx_serve(run, path, server_header)
     elif server == "httpd":
         server_header = f"Apache/{version} (Unix)" if version else "Apache"

@@ -655,8 +655,13 @@ class APIApp:
             if sub == "log":
                 return await self._log(req, ctx, info, ns, name, receive, send)
             if sub == "scale":
-                return await _send_json(send, 200, api.get_scale(info, name, namespace=ns, ctx=ctx),
-                                        warnings=ctx.warnings)
+                scale = api.get_scale(info, name, namespace=ns, ctx=ctx)
+                if req.wants_table:  # upstream's Scale columns: NAME DESIRED AVAILABLE AGE
+                    from ..api.tables import table_for
+
+                    scale = table_for([scale], "Scale", self._now(), include_object=req.query.get("includeObject", ""),
+                                      list_meta={"resourceVersion": (scale.get("metadata") or {}).get("resourceVersion")})
+                return await _send_json(send, 200, scale, warnings=ctx.warnings)
             if sub not in ("", "status"):
                 raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
             obj = api.get(info, name, namespace=ns, ctx=ctx, resource_version=q.get("resourceVersion"))

@@ -462,10 +462,12 @@ def _with_type(obj: Mapping[str, Any], info: ResourceInfo) -> dict[str, Any]:
 def table_of(items: list[dict[str, Any]], info: ResourceInfo, now: datetime,
              args: argparse.Namespace) -> dict[str, Any]:
     """The server's Table of ``items`` (of ``info``) as ``get`` asks for it: a Scale's (``NAME``,
-    ``AGE``) for ``--subresource=scale``, and the same two columns for any kind with
-    ``--server-print=false`` (kubectl's own default printer)."""
-    if getattr(args, "subresource", "") == "scale" or not getattr(args, "server_print", True):
+    ``DESIRED``, ``AVAILABLE``, ``AGE``) for ``--subresource=scale``, and ``NAME``, ``AGE`` for
+    any kind with ``--server-print=false`` (kubectl's own default printer)."""
+    if getattr(args, "subresource", "") == "scale":
         return table_for(items, "Scale", now)
+    if not getattr(args, "server_print", True):
+        return table_for(items, "", now)
     return table_for(items, info.kind, now, info=info)
 
 
