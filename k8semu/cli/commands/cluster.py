@@ -87,7 +87,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"seed:      {cluster.seed}")
     print(f"nodes:     {', '.join(n.name for n in cluster.nodes.nodes)}")
     print(f"revision:  {log.revision}")
-    print(f"time:      {go_duration(cluster.time)}")
+    # virtual time since the cluster started, to the millisecond; after a long while (serve jumps the
+    # clock to the wall clock's time) also in days, as ages are printed
+    t = round(cluster.time, 3)
+    print(f"time:      {go_duration(t)}" + (f" ({human_duration(t)})" if t >= 86400 else ""))
     print(f"objects:   {len(log)}")
     cluster.close()
     return 0
