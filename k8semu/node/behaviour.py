@@ -3486,7 +3486,7 @@ def _c_timeout(sh: _Shell, argv: list[str], io: _IO) -> Gen:
         return stop.value or 0
 
 
-@_command("wget", "curl", "nslookup", "ping", "dig", "host", "nc", "ncat", "mysql", "mysqladmin", "psql",
+@_command("ping", "dig", "host", "nc", "ncat", "mysql", "mysqladmin", "psql",
           "pg_isready", "redis-cli", "mongo", "mongosh", "xbstream", "xtrabackup", "kubectl", "git",
           "gzip", "gunzip", "sed", "awk", "cut", "tr", "xargs", "find", "apk", "apt-get", "pip", "openssl")
 def _c_client(sh: _Shell, argv: list[str], io: _IO) -> Gen:
@@ -3494,6 +3494,373 @@ def _c_client(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     if argv[0].rsplit("/", 1)[-1] in ("nc", "ncat") and any(a.startswith(("-l", "--listen")) for a in argv[1:]):
         return (yield from sh.serve())
     return (yield from _done(0))
+
+
+# ---- network clients (wget, curl, nslookup) on the cluster network of Run.network
+
+#: Linux gives up a TCP connect that gets no answer after its SYN retries (about 130 s).
+_CONNECT_GIVES_UP = 130.0
+
+
+def _network(sh: _Shell) -> Any:
+    """The cluster network for a process exec'd into the container (:attr:`Run.network`), else None:
+    the container's own processes stay as the kubelet's run has them (``k8semu logs``)."""
+    return sh.run.network if sh.in_exec else None
+
+
+def _ip_literal(text: str) -> bool:
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _resolv_conf(sh: _Shell) -> tuple[list[str], list[str], int]:
+    """(nameservers, search domains, ndots) of the container's ``/etc/resolv.conf``."""
+    from k8semu.node.dns import parse_resolv_conf
+
+    servers, searches, options = parse_resolv_conf(sh.read_file("/etc/resolv.conf") or "")
+    ndots = 1
+    for opt in options:
+        if opt.startswith("ndots:") and opt[6:].isdigit():
+            ndots = min(int(opt[6:]), 15)
+    return servers, searches, ndots
+
+
+def _getaddrinfo(sh: _Shell, name: str) -> list[str]:
+    """The addresses the C library finds for ``name``: an IP literal is itself, then
+    ``/etc/hosts``, then the cluster DNS through the search list of ``/etc/resolv.conf`` (names
+    with at least ``ndots`` dots are tried as given first, the others last). [] when not found."""
+    if _ip_literal(name):
+        return [name]
+    _, addrs = _host_entries(sh, name)
+    if addrs:
+        return addrs
+    servers, searches, ndots = _resolv_conf(sh)
+    query = name.lower()
+    if query.endswith("."):
+        candidates = [query.rstrip(".")]
+    else:
+        searched = [f"{query}.{d}" for d in searches]
+        candidates = [query, *searched] if query.count(".") >= ndots else [*searched, query]
+    for cand in candidates:
+        answer = [a for a in _network(sh).resolve(cand, servers) if _ip_literal(a)]
+        if answer:
+            return answer
+    return []
+
+
+def _split_url(url: str) -> tuple[str, str, int, str, str]:
+    """(scheme, host, port, request target, Host header) of a client's URL (``http://`` implied)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "http", url
+    scheme = scheme.lower()
+    cut = min((i for i in (rest.find("/"), rest.find("?")) if i >= 0), default=len(rest))
+    hostport, target = rest[:cut], rest[cut:] or "/"
+    if target.startswith("?"):
+        target = "/" + target
+    hostport = hostport.rpartition("@")[2]
+    port = 443 if scheme == "https" else 80
+    host = hostport
+    if hostport.startswith("["):
+        host, _, tail = hostport[1:].partition("]")
+        if tail.startswith(":") and tail[1:].isdigit():
+            port = int(tail[1:])
+    elif hostport.count(":") == 1:
+        host, _, p = hostport.partition(":")
+        if p.isdigit():
+            port = int(p)
+    return scheme, host, port, target, hostport
+
+
+def _dial(sh: _Shell, ip: str, port: int, method: str, target: str, host: str) -> Any:
+    """The answer of ``ip:port`` (see :attr:`Run.network`), or the exception the dial raised."""
+    try:
+        return _network(sh).http(ip, port, method=method, target=target, host=host)
+    except (ConnectionRefusedError, TimeoutError) as e:
+        return e
+
+
+def _size5(n: int) -> str:
+    """A byte count in five columns, with a k/M/G suffix above 99999 (busybox's and curl's meters)."""
+    if n < 100000:
+        return f"{n:5d}"
+    for suffix in "kMGTP":
+        n //= 1024
+        if n < 10000:
+            return f"{n:4d}{suffix}"
+    return f"{n:4d}E"
+
+
+@_command("wget")
+def _c_wget(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    """busybox ``wget`` over the cluster network (quiet success without one): ``-q``, ``-O FILE``
+    (``-`` stdout), ``--spider``, ``-T SEC``; ``Connecting to``, the progress line and busybox's
+    errors on stderr; exit 1 on any failure."""
+    if _network(sh) is None:
+        return (yield from _done(0))
+    args = argv[1:]
+    quiet = spider = False
+    out_file: str | None = None
+    timeout = 900.0
+    urls: list[str] = []
+    with_value = {"O": "out", "T": "timeout", "U": "ua", "Y": "proxy", "P": "prefix", "e": "exec",
+                  "o": "log", "t": "tries"}
+    while args:
+        a = args.pop(0)
+        if a.startswith("--"):
+            name, eq, value = a[2:].partition("=")
+            if name in ("output-document", "timeout", "user-agent", "header", "post-data", "tries") and not eq:
+                value = args.pop(0) if args else ""
+            if name == "quiet":
+                quiet = True
+            elif name == "spider":
+                spider = True
+            elif name == "output-document":
+                out_file = value
+            elif name == "timeout":
+                timeout = float(value) if value.replace(".", "", 1).isdigit() else timeout
+        elif a.startswith("-") and len(a) > 1:
+            i = 1
+            while i < len(a):
+                ch = a[i]
+                if ch in with_value:
+                    value = a[i + 1:] or (args.pop(0) if args else "")
+                    if ch == "O":
+                        out_file = value
+                    elif ch == "T":
+                        timeout = float(value) if value.replace(".", "", 1).isdigit() else timeout
+                    break
+                if ch == "q":
+                    quiet = True
+                i += 1
+        else:
+            urls.append(a)
+    if not urls:
+        io.err("BusyBox v1.37.0 (2024-09-26 21:31:42 UTC) multi-call binary.\n\n"
+               "Usage: wget [-cqS] [--spider] [-O FILE] [-o LOGFILE] [--header STR]\n"
+               "\t[--post-data STR | --post-file FILE] [-Y on/off]\n"
+               "\t[-P DIR] [-U AGENT] [-T SEC] URL...\n")
+        return (yield from _done(1))
+    status = 0
+    for url in urls:
+        scheme, host, port, target, hostport = _split_url(url)
+        addrs = _getaddrinfo(sh, host) if host else []
+        if not addrs:
+            io.err(f"wget: bad address '{host}'\n")
+            return (yield from _done(1))
+        ip = addrs[0]
+        if not quiet:
+            shown = f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
+            io.err(f"Connecting to {hostport} ({shown})\n")
+        answer = _dial(sh, ip, port, "HEAD" if spider else "GET", target, hostport)
+        if isinstance(answer, ConnectionRefusedError):
+            io.err(f"wget: can't connect to remote host ({ip}): Connection refused\n")
+            return (yield from _done(1))
+        if isinstance(answer, TimeoutError):
+            if timeout < _CONNECT_GIVES_UP:
+                yield sh.run.now + timeout
+                io.err("wget: download timed out\n")
+            else:
+                yield sh.run.now + _CONNECT_GIVES_UP
+                io.err(f"wget: can't connect to remote host ({ip}): Connection timed out\n")
+            return (yield from _done(1))
+        if answer is None:
+            io.err("wget: error getting response: Connection reset by peer\n")
+            return (yield from _done(1))
+        if not 200 <= answer.status < 300:
+            io.err(f"wget: server returned error: HTTP/1.1 {answer.status} {answer.reason}\n")
+            return (yield from _done(1))
+        if spider:
+            if not quiet:
+                io.err("remote file exists\n")
+            continue
+        name = out_file
+        if name is None:
+            name = target.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1] or "index.html"
+            if sh.read_file(name) is not None:
+                io.err(f"wget: can't open '{name}': File exists\n")
+                return (yield from _done(1))
+        body = answer.body.decode("utf-8", "replace")
+        if not quiet:
+            io.err("writing to stdout\n" if name == "-" else f"saving to '{name}'\n")
+        if name == "-":
+            io.out(body)
+        elif sh.path(name) != "/dev/null":
+            sh.run.fs[sh.path(name)] = body
+        if not quiet:
+            shown_name = name.rsplit("/", 1)[-1] if name != "-" else "-"
+            io.err(f"\r{shown_name[:20]:<20}{100:4d}% |{'*' * 32}| {_size5(len(answer.body))}  0:00:00 ETA\n")
+            io.err("written to stdout\n" if name == "-" else f"'{name}' saved\n")
+    return (yield from _done(status))
+
+
+_CURL_METER = ("  % Total    % Received % Xferd  Average Speed   Time    Time     Time  Current\n"
+               "                                 Dload  Upload   Total   Spent    Left  Speed\n")
+
+
+def _curl_meter_line(total: int, received: int) -> str:
+    """One line of curl's progress meter; the transfer is taken to last 1 ms (the speeds)."""
+    pct = 100 if total and received >= total else 0
+    speed = _size5(received * 1000)
+    return (f"{pct:3d} {_size5(total)}  {pct:3d} {_size5(received)}  {0:3d} {_size5(0)}  "
+            f"{speed}  {_size5(0)} --:--:-- --:--:-- --:--:-- {speed}")
+
+
+@_command("curl")
+def _c_curl(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    """curl 8 over the cluster network (quiet success without one): ``-s``, ``-S``, ``-f``,
+    ``-I``, ``-i``, ``-o FILE``, ``-X METHOD``, ``-m``/``--max-time SEC``; the progress meter on
+    stderr unless ``-s``; curl's error messages and exit codes (6, 7, 22, 28, 52)."""
+    if _network(sh) is None:
+        return (yield from _done(0))
+    args = argv[1:]
+    silent = show_error = fail = head = include = False
+    out_file: str | None = None
+    method: str | None = None
+    max_time: float | None = None
+    urls: list[str] = []
+    takes_value = set("oXHmdAuewxrTEKbcDFQUY")
+    long_values = {"output", "request", "header", "max-time", "data", "user-agent", "user", "referer",
+                   "write-out", "proxy", "connect-timeout", "data-raw", "data-binary", "cacert", "cert",
+                   "resolve", "retry", "url"}
+    while args:
+        a = args.pop(0)
+        if a.startswith("--"):
+            name, eq, value = a[2:].partition("=")
+            if name in long_values and not eq:
+                value = args.pop(0) if args else ""
+            if name == "silent":
+                silent = True
+            elif name == "show-error":
+                show_error = True
+            elif name in ("fail", "fail-with-body"):
+                fail = True
+            elif name == "head":
+                head = True
+            elif name == "include":
+                include = True
+            elif name == "output":
+                out_file = value
+            elif name == "request":
+                method = value
+            elif name == "max-time":
+                max_time = float(value) if value.replace(".", "", 1).isdigit() else None
+            elif name == "url":
+                urls.append(value)
+        elif a.startswith("-") and len(a) > 1:
+            i = 1
+            while i < len(a):
+                ch = a[i]
+                if ch in takes_value:
+                    value = a[i + 1:] or (args.pop(0) if args else "")
+                    if ch == "o":
+                        out_file = value
+                    elif ch == "X":
+                        method = value
+                    elif ch == "m":
+                        max_time = float(value) if value.replace(".", "", 1).isdigit() else None
+                    break
+                silent |= ch == "s"
+                show_error |= ch == "S"
+                fail |= ch == "f"
+                head |= ch == "I"
+                include |= ch == "i"
+                i += 1
+        else:
+            urls.append(a)
+    if not urls:
+        io.err("curl: try 'curl --help' or 'curl --manual' for more information\n")
+        return (yield from _done(2))
+    meter = not silent
+    errors = not silent or show_error
+    verb = method or ("HEAD" if head else "GET")
+
+    def failure(code: int, message: str) -> int:
+        if meter:
+            io.err(_CURL_METER + "\r" + _curl_meter_line(0, 0) + "\n")
+        if errors:
+            io.err(f"curl: ({code}) {message}\n")
+        return code
+
+    for url in urls:
+        scheme, host, port, target, hostport = _split_url(url)
+        host_name = host
+        addrs = _getaddrinfo(sh, host) if host else []
+        if not addrs:
+            return (yield from _done(failure(6, f"Could not resolve host: {host_name}")))
+        answer = _dial(sh, addrs[0], port, verb, target, hostport)
+        if isinstance(answer, ConnectionRefusedError):
+            return (yield from _done(failure(
+                7, f"Failed to connect to {host_name} port {port} after 0 ms: Couldn't connect to server")))
+        if isinstance(answer, TimeoutError):
+            if max_time is not None and max_time < _CONNECT_GIVES_UP:
+                yield sh.run.now + max_time
+                message = f"Connection timed out after {int(max_time * 1000)} milliseconds"
+            else:
+                yield sh.run.now + _CONNECT_GIVES_UP
+                message = (f"Failed to connect to {host_name} port {port} after {int(_CONNECT_GIVES_UP * 1000)} "
+                           "ms: Couldn't connect to server")
+            return (yield from _done(failure(28, message)))
+        if answer is None:
+            return (yield from _done(failure(52, "Empty reply from server")))
+        if fail and answer.status >= 400:
+            return (yield from _done(failure(22, f"The requested URL returned error: {answer.status}")))
+        head_text = "".join(f"{k}: {v}\r\n" for k, v in answer.headers)
+        head_text = f"HTTP/1.1 {answer.status} {answer.reason}\r\n{head_text}\r\n"
+        body = answer.body.decode("utf-8", "replace")
+        text = head_text if head else (head_text + body if include else body)
+        if meter:
+            length = next((int(v) for k, v in answer.headers if k.lower() == "content-length"), 0)
+            received = 0 if head else len(answer.body)
+            io.err(_CURL_METER + "\r" + _curl_meter_line(0, 0) + "\r"
+                   + _curl_meter_line(length if not head else 0, received) + "\n")
+        if out_file is not None and out_file != "-":
+            if sh.path(out_file) != "/dev/null":
+                sh.run.fs[sh.path(out_file)] = text
+        else:
+            io.out(text)
+    return (yield from _done(0))
+
+
+@_command("nslookup")
+def _c_nslookup(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    """busybox ``nslookup NAME [SERVER]`` against the cluster DNS (quiet success without a
+    network): an A and an AAAA query for the name (a name without dots: one per search domain of
+    ``/etc/resolv.conf``), answered in that order; exit 1 when one found no such name.
+    Reverse lookups of IP addresses are not emulated (quiet success)."""
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    if _network(sh) is None or not words or _ip_literal(words[0]):
+        return (yield from _done(0))
+    name = words[0]
+    servers, searches, _ = _resolv_conf(sh)
+    if len(words) > 1:
+        servers = [words[1]]
+    if not servers:
+        servers = ["127.0.0.1"]
+    server = servers[0]
+    queries = [f"{name}.{d}" for d in searches] if searches and "." not in name else [name]
+    shown = f"[{server}]:53" if ":" in server else f"{server}:53"
+    out = [f"Server:\t\t{server}\nAddress:\t{shown}\n\n"]
+    status = 0
+    for family in (4, 6):
+        for q in queries:
+            answer = _network(sh).resolve(q.rstrip("."), [server])
+            if not answer:
+                out.append(f"** server can't find {q}: NXDOMAIN\n\n")
+                status = 1
+                continue
+            addrs = [a for a in answer if _ip_literal(a) and (":" in a) == (family == 6)]
+            if not addrs:
+                out.append(f"*** Can't find {q}: No answer\n\n")
+                continue
+            out.append("".join(f"Name:\t{q}\nAddress: {a}\n" for a in addrs) + "\n")
+    io.out("".join(out))
+    return (yield from _done(status))
 
 
 @_command("tar")
@@ -4582,6 +4949,13 @@ class Run:
         self._parked: Gen | None = None  # the main process, waiting for stdin that has not come
         #: called with (stream, text) for everything the container writes (``attach`` streams it)
         self.tap: Callable[[str, str], None] | None = None
+        #: the cluster network as the container sees it, or None (not emulated: ``wget``, ``curl`` and
+        #: ``nslookup`` succeed quietly); used by exec'd processes only. Set by whoever starts the run
+        #: with cluster access (exec sets a
+        #: :class:`k8semu.server.portforward.PodNetwork`): ``resolve(fqdn, nameservers) -> [ip…]``
+        #: (``[]``: no such name) and ``http(ip, port, method, target, host) -> HTTPAnswer | None``,
+        #: raising ``ConnectionRefusedError`` or ``TimeoutError``.
+        self.network: Any = None
         #: (path, text; None for a directory) of what ``tar x`` wrote, in order (``kubectl cp``)
         self.extracted: list[tuple[str, str | None]] = []
         self.now = now

@@ -42,7 +42,7 @@ from ..api import errors
 from ..api.apiserver import RequestContext
 from . import spdy
 
-__all__ = ["TUNNEL_PROTOCOL", "SPDY_UNSUPPORTED", "ForwardError", "PodTarget", "PortForwarder",
+__all__ = ["TUNNEL_PROTOCOL", "SPDY_UNSUPPORTED", "ForwardError", "PodNetwork", "PodTarget", "PortForwarder",
            "check_pod", "serve_websocket", "serve_spdy"]
 
 #: The WebSocket subprotocol of SPDY tunnelled over WebSockets for port-forward.
@@ -157,9 +157,11 @@ class PodTarget:
             runs.append(run)
         return runs
 
-    def answer(self, port: int, method: str = "GET", target: str = "/") -> Any:
+    def answer(self, port: int, method: str = "GET", target: str = "/", *, client: str = "127.0.0.1",
+               host: str | None = None) -> Any:
         """The :class:`~k8semu.node.behaviour.HTTPAnswer` of whatever listens on ``port``, or None
-        when it listens but does not speak HTTP.
+        when it listens but does not speak HTTP (``client``: the peer address, ``host``: the Host
+        header, as :func:`~k8semu.node.behaviour.http_answer` takes them).
 
         Raises:
             ForwardError: nothing listens there (the refused-connection message), or the pod is gone.
@@ -170,10 +172,90 @@ class PodTarget:
         runs.sort(key=lambda r: port not in r.program.declared_ports)
         for run in runs:
             try:
-                return behaviour.http_answer(run, port, self.api.now, method=method, target=target)
+                return behaviour.http_answer(run, port, self.api.now, method=method, target=target,
+                                             client=client, host=host)
             except ConnectionRefusedError:
                 continue
         raise self.refused(port)
+
+
+class PodNetwork:
+    """The cluster network as a container of ``pod`` sees it: the hook exec gives a container's run
+    (:attr:`k8semu.node.behaviour.Run.network`) so that ``wget``, ``curl`` and ``nslookup`` reach
+    the cluster's DNS, Services and pods, read from the API at its virtual now.
+
+    * :meth:`resolve`: CoreDNS's answer for one absolute name (:func:`k8semu.node.dns.resolve`),
+      when the asked nameserver is the cluster DNS.
+    * :meth:`http`: a connection to ``ip:port`` — a Service's cluster IP goes through the
+      forwarding table kube-proxy programs on the pod's node (:mod:`k8semu.node.proxy`; the
+      endpoint drawn with an RNG seeded by the connection), then the pod at the backend address
+      answers as ``kubectl port-forward`` would reach it (:class:`PodTarget`); the pod's own IP
+      and ``127.0.0.1`` are the pod itself.
+    """
+
+    def __init__(self, api: Any, pod: dict[str, Any]) -> None:
+        self.api = api
+        self.pod = pod
+        status = pod.get("status") or {}
+        self.pod_ip = status.get("podIP") or status.get("hostIP") or "127.0.0.1"
+        self.node = (pod.get("spec") or {}).get("nodeName") or ""
+
+    def resolve(self, name: str, nameservers: Any = ()) -> list[str]:
+        """The addresses cluster DNS answers for the absolute ``name`` ([] for NXDOMAIN, or when
+        none of ``nameservers`` is the cluster DNS); ExternalName targets are not followed."""
+        from ..node import dns
+
+        if nameservers and dns.CLUSTER_DNS not in list(nameservers):
+            return []
+        services = self.api.list("services")["items"]
+        slices = self.api.list("endpointslices")["items"]
+        try:
+            answer = dns.resolve(name.rstrip(".") + ".", services, slices, None)
+        except dns.NXDomain:
+            return []
+        return [a for a in answer if not isinstance(a, dns.CNAME)]
+
+    def _pod_at(self, ip: str) -> dict[str, Any] | None:
+        for pod in self.api.list("pods")["items"]:
+            status = pod.get("status") or {}
+            ips = [status.get("podIP")] + [p.get("ip") for p in status.get("podIPs") or []]
+            if ip in ips and status.get("phase") == "Running" and not (pod.get("spec") or {}).get("hostNetwork"):
+                return pod
+        return None
+
+    def http(self, ip: str, port: int, method: str = "GET", target: str = "/", host: str | None = None) -> Any:
+        """The :class:`~k8semu.node.behaviour.HTTPAnswer` of ``ip:port`` (None: something listens
+        there but does not speak HTTP).
+
+        Raises:
+            ConnectionRefusedError: nothing listens there, or the Service has no endpoints.
+            TimeoutError: nothing answers at that address (no such pod, a dropped connection).
+        """
+        import random
+
+        from ..node import proxy
+
+        client = self.pod_ip
+        if ip in ("127.0.0.1", "::1", "localhost"):
+            pod, client = self.pod, "127.0.0.1"
+        else:
+            table = proxy.build_rules(self.node, self.api.list("services")["items"],
+                                      self.api.list("endpointslices")["items"])
+            seed = hashlib.sha256(f"connect/{self.pod_ip}/{ip}/{port}/{self.api.now!r}".encode()).digest()
+            routed = proxy.route(table, self.pod_ip, ip, port, rng=random.Random(seed), now=self.api.now)
+            if routed.kind == "reject":
+                raise ConnectionRefusedError(ip, port)
+            if routed.kind == "drop":
+                raise TimeoutError(ip, port)
+            if routed.kind == "endpoint":
+                ip, port = routed.backend_ip or ip, routed.backend_port or port
+            pod = self.pod if ip == self.pod_ip else self._pod_at(ip)
+            if pod is None:
+                raise TimeoutError(ip, port)
+        try:
+            return PodTarget(self.api, pod).answer(port, method, target, client=client, host=host)
+        except ForwardError:
+            raise ConnectionRefusedError(ip, port) from None
 
 
 def _bad_request() -> bytes:

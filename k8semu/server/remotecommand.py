@@ -246,6 +246,9 @@ def container_run(api: Any, pod: Mapping[str, Any], container: str, at: float) -
             run.dirs.add(path)
         else:
             run.fs[path] = text
+    from .portforward import PodNetwork
+
+    run.network = PodNetwork(api, dict(pod))  # wget, curl, nslookup reach the cluster
     return run
 
 
