@@ -3596,6 +3596,38 @@ def _size5(n: int) -> str:
     return f"{n:4d}E"
 
 
+def _options(args: list[str], short_values: str,
+             long_values: frozenset[str]) -> tuple[list[tuple[str, str]], list[str]]:
+    """A command line's GNU-style options, read leniently (an option the tool would refuse is kept
+    and ignored): ``-abc`` clusters, ``-Ovalue`` / ``-O value`` for the letters of
+    ``short_values``, ``--name=value`` / ``--name value`` for the names in ``long_values``.
+    Returns ([(option without dashes, value or "")], operands)."""
+    opts: list[tuple[str, str]] = []
+    operands: list[str] = []
+    rest = list(args)
+    while rest:
+        a = rest.pop(0)
+        if a.startswith("--"):
+            name, eq, value = a[2:].partition("=")
+            if name in long_values and not eq:
+                value = rest.pop(0) if rest else ""
+            opts.append((name, value))
+        elif a.startswith("-") and len(a) > 1:
+            for i, ch in enumerate(a[1:], 1):
+                if ch in short_values:
+                    opts.append((ch, a[i + 1:] or (rest.pop(0) if rest else "")))
+                    break
+                opts.append((ch, ""))
+        else:
+            operands.append(a)
+    return opts, operands
+
+
+def _seconds(text: str, default: float | None) -> float | None:
+    """A ``-T`` / ``--max-time`` value in seconds, or ``default`` when it is not a number."""
+    return float(text) if text.replace(".", "", 1).isdigit() else default
+
+
 @_command("wget")
 def _c_wget(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     """busybox ``wget`` over the cluster network (quiet success without one): ``-q``, ``-O FILE``
@@ -3603,43 +3635,20 @@ def _c_wget(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     errors on stderr; exit 1 on any failure."""
     if _network(sh) is None:
         return (yield from _done(0))
-    args = argv[1:]
     quiet = spider = False
     out_file: str | None = None
     timeout = 900.0
-    urls: list[str] = []
-    with_value = {"O": "out", "T": "timeout", "U": "ua", "Y": "proxy", "P": "prefix", "e": "exec",
-                  "o": "log", "t": "tries"}
-    while args:
-        a = args.pop(0)
-        if a.startswith("--"):
-            name, eq, value = a[2:].partition("=")
-            if name in ("output-document", "timeout", "user-agent", "header", "post-data", "tries") and not eq:
-                value = args.pop(0) if args else ""
-            if name == "quiet":
-                quiet = True
-            elif name == "spider":
-                spider = True
-            elif name == "output-document":
-                out_file = value
-            elif name == "timeout":
-                timeout = float(value) if value.replace(".", "", 1).isdigit() else timeout
-        elif a.startswith("-") and len(a) > 1:
-            i = 1
-            while i < len(a):
-                ch = a[i]
-                if ch in with_value:
-                    value = a[i + 1:] or (args.pop(0) if args else "")
-                    if ch == "O":
-                        out_file = value
-                    elif ch == "T":
-                        timeout = float(value) if value.replace(".", "", 1).isdigit() else timeout
-                    break
-                if ch == "q":
-                    quiet = True
-                i += 1
-        else:
-            urls.append(a)
+    opts, urls = _options(argv[1:], "OTUYPeot", frozenset({"output-document", "timeout", "user-agent", "header",
+                                                           "post-data", "tries"}))
+    for name, value in opts:
+        if name in ("q", "quiet"):
+            quiet = True
+        elif name == "spider":
+            spider = True
+        elif name in ("O", "output-document"):
+            out_file = value
+        elif name in ("T", "timeout"):
+            timeout = _seconds(value, timeout)
     if not urls:
         io.err("BusyBox v1.37.0 (2024-09-26 21:31:42 UTC) multi-call binary.\n\n"
                "Usage: wget [-cqS] [--spider] [-O FILE] [-o LOGFILE] [--header STR]\n"
@@ -3718,61 +3727,32 @@ def _c_curl(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     stderr unless ``-s``; curl's error messages and exit codes (6, 7, 22, 28, 52)."""
     if _network(sh) is None:
         return (yield from _done(0))
-    args = argv[1:]
     silent = show_error = fail = head = include = False
     out_file: str | None = None
     method: str | None = None
     max_time: float | None = None
-    urls: list[str] = []
-    takes_value = set("oXHmdAuewxrTEKbcDFQUY")
-    long_values = {"output", "request", "header", "max-time", "data", "user-agent", "user", "referer",
-                   "write-out", "proxy", "connect-timeout", "data-raw", "data-binary", "cacert", "cert",
-                   "resolve", "retry", "url"}
-    while args:
-        a = args.pop(0)
-        if a.startswith("--"):
-            name, eq, value = a[2:].partition("=")
-            if name in long_values and not eq:
-                value = args.pop(0) if args else ""
-            if name == "silent":
-                silent = True
-            elif name == "show-error":
-                show_error = True
-            elif name in ("fail", "fail-with-body"):
-                fail = True
-            elif name == "head":
-                head = True
-            elif name == "include":
-                include = True
-            elif name == "output":
-                out_file = value
-            elif name == "request":
-                method = value
-            elif name == "max-time":
-                max_time = float(value) if value.replace(".", "", 1).isdigit() else None
-            elif name == "url":
-                urls.append(value)
-        elif a.startswith("-") and len(a) > 1:
-            i = 1
-            while i < len(a):
-                ch = a[i]
-                if ch in takes_value:
-                    value = a[i + 1:] or (args.pop(0) if args else "")
-                    if ch == "o":
-                        out_file = value
-                    elif ch == "X":
-                        method = value
-                    elif ch == "m":
-                        max_time = float(value) if value.replace(".", "", 1).isdigit() else None
-                    break
-                silent |= ch == "s"
-                show_error |= ch == "S"
-                fail |= ch == "f"
-                head |= ch == "I"
-                include |= ch == "i"
-                i += 1
-        else:
-            urls.append(a)
+    opts, urls = _options(argv[1:], "oXHmdAuewxrTEKbcDFQUY", frozenset({
+        "output", "request", "header", "max-time", "data", "user-agent", "user", "referer", "write-out", "proxy",
+        "connect-timeout", "data-raw", "data-binary", "cacert", "cert", "resolve", "retry", "url"}))
+    for name, value in opts:
+        if name in ("s", "silent"):
+            silent = True
+        elif name in ("S", "show-error"):
+            show_error = True
+        elif name in ("f", "fail", "fail-with-body"):
+            fail = True
+        elif name in ("I", "head"):
+            head = True
+        elif name in ("i", "include"):
+            include = True
+        elif name in ("o", "output"):
+            out_file = value
+        elif name in ("X", "request"):
+            method = value
+        elif name in ("m", "max-time"):
+            max_time = _seconds(value, None)
+        elif name == "url":
+            urls.append(value)
     if not urls:
         io.err("curl: try 'curl --help' or 'curl --manual' for more information\n")
         return (yield from _done(2))
