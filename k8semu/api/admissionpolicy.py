@@ -176,27 +176,12 @@ def _validate_rule(errs: list[FieldError], rule: Any, path: str, policy: bool) -
     resources required (``*`` alone), known operations and scope."""
     if not isinstance(rule, dict):
         return
-    ops = list(rule.get("operations") or [])
-    if not ops:
-        errs.append(FieldError.required(f"{path}.operations"))
-    elif "*" in ops and len(ops) > 1:
-        errs.append(FieldError.invalid(f"{path}.operations", ops,
-                                       "if '*' is present, must not specify other operations"))
+    ops = _wildcard_list(errs, rule, path, "operations", "operations")
     for i, op in enumerate(ops):
         if op not in _OPERATIONS:
             errs.append(FieldError.not_supported(f"{path}.operations[{i}]", op, _OPERATIONS))
-    groups = list(rule.get("apiGroups") or [])
-    if not groups:
-        errs.append(FieldError.required(f"{path}.apiGroups"))
-    elif "*" in groups and len(groups) > 1:
-        errs.append(FieldError.invalid(f"{path}.apiGroups", groups,
-                                       "if '*' is present, must not specify other API groups"))
-    versions = list(rule.get("apiVersions") or [])
-    if not versions:
-        errs.append(FieldError.required(f"{path}.apiVersions"))
-    elif "*" in versions and len(versions) > 1:
-        errs.append(FieldError.invalid(f"{path}.apiVersions", versions,
-                                       "if '*' is present, must not specify other API versions"))
+    _wildcard_list(errs, rule, path, "apiGroups", "API groups")
+    versions = _wildcard_list(errs, rule, path, "apiVersions", "API versions")
     for i, v in enumerate(versions):
         if not v:
             errs.append(FieldError.required(f"{path}.apiVersions[{i}]", "version must not be empty"))
@@ -205,6 +190,17 @@ def _validate_rule(errs: list[FieldError], rule: Any, path: str, policy: bool) -
     scope = rule.get("scope")
     if scope is not None and scope not in _SCOPES:
         errs.append(FieldError.not_supported(f"{path}.scope", scope, _SCOPES))
+
+
+def _wildcard_list(errs: list[FieldError], rule: dict[str, Any], path: str, field: str, noun: str) -> list[Any]:
+    """One of a rule's lists (``operations``, ``apiGroups``, ``apiVersions``): required, and ``*``
+    only alone (``if '*' is present, must not specify other API groups``); returns it."""
+    values = list(rule.get(field) or [])
+    if not values:
+        errs.append(FieldError.required(f"{path}.{field}"))
+    elif "*" in values and len(values) > 1:
+        errs.append(FieldError.invalid(f"{path}.{field}", values, f"if '*' is present, must not specify other {noun}"))
+    return values
 
 
 def _validate_match(errs: list[FieldError], m: Any, path: str, policy: bool) -> None:
