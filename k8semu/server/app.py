@@ -551,7 +551,8 @@ class APIApp:
             return await portforward.serve_websocket(self.api, RequestContext(user=who), parts[3], parts[5], scope,
                                                      receive, send, shutting_down=self.shutting_down)
         await remotecommand.serve_websocket(self.api, RequestContext(user=who), parts[3], parts[5], scope, receive,
-                                            send, shutting_down=self.shutting_down, attach=parts[6] == "attach")
+                                            send, shutting_down=self.shutting_down, attach=parts[6] == "attach",
+                                            speed=self.speed)
 
     def raw_upgrade(self, request: Any) -> Callable[[], Awaitable[None]] | None:
         """The handler of an HTTP/1.1 upgrade Hypercorn cannot give an ASGI app (see :mod:`.upgrade`):

@@ -55,7 +55,11 @@ Protocols (channel numbers as in ``k8s.io/apimachinery/pkg/util/remotecommand``)
   byte then data: 0 stdin, 1 stdout, 2 stderr, 3 error (the final ``Status``
   JSON), 4 resize; v5 adds 255 CLOSE (``[255, 0]``: stdin ended). The server
   first sends an empty message on the lowest writable channel, and closes
-  the WebSocket (1000) after the status.
+  the WebSocket (1000) after the status. It writes nothing in the first
+  ``_KUBELET_CONNECT`` wall seconds after accepting, the time kube-apiserver
+  takes to reach the kubelet: client-go reads messages before it has
+  registered its streams and drops (``Unknown stream id 1``) any that
+  come earlier.
 * **SPDY/3.1** (:func:`serve_spdy`, over :mod:`.upgrade` and :mod:`.spdy`;
   kubectl ≤ 1.29, and newer ones when the WebSocket fails): ``101`` with
   ``X-Stream-Protocol-Version: v4.channel.k8s.io``; the client opens one
@@ -118,6 +122,7 @@ _CHUNK = 32 * 1024  # output bytes per WebSocket message (client-go's read buffe
 _ATTACH_POLL = 1.0  # virtual seconds between looks at an attached container's output
 _STREAM_CREATION_TIMEOUT = 30.0  # wall seconds (the kubelet's DefaultStreamCreationTimeout)
 _CLOSE_WAIT = 10.0  # wall seconds to wait for the client to close after the status
+_KUBELET_CONNECT = 0.02  # wall seconds from accepting a WebSocket to its first message
 _TRUE = frozenset({"1", "t", "T", "true", "TRUE", "True"})  # Go's strconv.ParseBool
 
 Output = Callable[[int, bytes], Awaitable[None]]
@@ -657,13 +662,14 @@ class _Gone(Exception):
 
 async def serve_websocket(api: Any, ctx: RequestContext, namespace: str, name: str, scope: dict[str, Any],
                           receive: Receive, send: Send, *, shutting_down: trio.Event | None = None,
-                          attach: bool = False) -> None:
+                          attach: bool = False, speed: float = 1.0) -> None:
     """Serve one ASGI ``websocket`` connection for ``pods/NAME/exec`` (see the module docstring).
 
     Refusals before accepting are HTTP responses (the ``websocket.http.response`` extension): the
     ``Status`` of :func:`check_exec`, 400 when no served subprotocol is offered (kubectl then falls
     back to SPDY), and for v4 the kubelet's plain-text 500 ``container not found ("c")``. With v5
     that last one is accepted and answered on the error channel, as kube-apiserver's translator does.
+    ``speed`` converts wall seconds to virtual ones.
     """
     from . import portforward
 
@@ -706,6 +712,7 @@ async def serve_websocket(api: Any, ctx: RequestContext, namespace: str, name: s
     else:
         failure = None
     await send({"type": "websocket.accept", "subprotocol": protocol})
+    await trio.sleep(_KUBELET_CONNECT * speed)
     status: dict[str, Any] | None = failure
     try:
         await output(STDOUT if options.stdout else STDERR if options.stderr else ERROR, b"")
