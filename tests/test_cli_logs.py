@@ -86,16 +86,18 @@ def test_logs_and_exec_order_a_workloads_pods_as_kubectl_podutils():
 def test_logs_of_a_deployment_after_its_node_died_use_a_live_ready_pod(k):
     """kubectl logs deployment/web picks by ``podutils.ByLogging``, not by name: never the
     Terminating pod left on a stopped node (which fails with the kubelet's dial error)."""
-    assert k("node", "stop", "node-2")[0] == 0
+    before = {p["metadata"]["name"]: p for p in k.pods(live_only=False)}
+    dead = before[min(before)]["spec"]["nodeName"]  # the node of the pod first by name
+    assert k("node", "stop", dead)[0] == 0
     assert k("advance", "6m")[0] == 0
     pods = {p["metadata"]["name"]: p for p in k.pods(live_only=False)}
-    first = pods[min(pods)]  # the first by name, which was picked before: evicted, stuck Terminating
-    assert first["spec"]["nodeName"] == "node-2" and first["metadata"].get("deletionTimestamp")
+    first = pods[min(before)]  # the one first by name, picked before: evicted, stuck Terminating
+    assert first["spec"]["nodeName"] == dead and first["metadata"].get("deletionTimestamp")
 
     def ready_since(p):
         return next(c["lastTransitionTime"] for c in p["status"]["conditions"] if c["type"] == "Ready")
 
-    alive = [p for p in pods.values() if p["spec"]["nodeName"] != "node-2"]
+    alive = [p for p in pods.values() if p["spec"]["nodeName"] != dead]
     expected = min(alive, key=lambda p: (ready_since(p), p["metadata"]["name"]))["metadata"]["name"]
     rc, out, err = k("logs", "deployment/web")
     assert (rc, err) == (0, [f"Found {len(pods)} pods, using pod/{expected}"])

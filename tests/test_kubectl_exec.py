@@ -161,3 +161,23 @@ def test_an_interactive_shell_on_a_terminal(server):
         os.close(master)
     assert seen == (b"/ # cd /etc; X=42\r\n/etc # echo $X $PWD\r\n42 /etc\r\n/etc # sleep 1000\r\n^C\r\n"
                     b"/etc # exit 6\r\ncommand terminated with exit code 6\r\n")
+
+
+@pytest.mark.parametrize("minor", ["", "1.29"])
+def test_kubectl_debug_adds_an_ephemeral_container_and_attaches(server, minor):
+    """``kubectl debug -i POD --image=busybox --target=main``: the ephemeralcontainers subresource,
+    the kubelet starting the container, then an attach to its shell that reads the piped input."""
+    exe = _binary(minor)
+    name = f"dbg{minor.replace('.', '')}"
+    out = subprocess.run([exe, "--kubeconfig", str(server.kubeconfig), "--cache-dir", str(server.tmp / f"cache-{minor}"),
+                          "debug", "-i", "box", "--image=busybox", f"--container={name}", "--target=main",
+                          "--profile=general"],
+                         input="echo hello from $HOSTNAME\nexit 3\n", capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == ('Targeting container "main". If you don\'t see processes from this container it may be '
+                          "because the container runtime doesn't support this feature.\nhello from box\n")
+    status = server.kubectl("get", "pod", "box", "-o",
+                            f"jsonpath={{.status.ephemeralContainerStatuses[?(@.name=='{name}')].state.terminated.exitCode}}",
+                            binary=exe).stdout
+    assert status == "3"
+    assert server.kubectl("logs", "box", "-c", name, binary=exe).stdout == "hello from box\n"

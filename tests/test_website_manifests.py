@@ -230,7 +230,7 @@ GAPS: dict[str, tuple[str, Reject | States]] = {
         States({})),
     "pods/security/seccomp/fields.yaml": (
         'rejected: Pod "pod" is invalid: spec.ephemeralContainers: Forbidden: cannot be set on create',
-        States({"pod/pod": "Waiting: CrashLoopBackOff"})),
+        Reject('Pod "pod" is invalid', "spec.ephemeralContainers: Forbidden: cannot be set on create")),
     "pods/probe/exec-liveness.yaml": (
         "Running and Ready at 60 s: a container being killed after failed liveness probes stays Ready "
         "until it stops; the Unhealthy event carries cat's error",

@@ -43,7 +43,7 @@ from ..store import (
     RevisionMismatch,
     collector_paused,
 )
-from . import errors, strategy
+from . import ephemeralcontainers, errors, strategy
 from .auth import Attributes, UserInfo, admin
 from .meta import DEFAULT_EPOCH, format_time, new_uid, random_suffix, share_equal_parts
 from .customresources import CRD_RESOURCE, CustomResourceInfo, CustomResources
@@ -874,9 +874,15 @@ class APIServer:
             from .customresources import prepare_for_update
 
             obj = prepare_for_update(info, obj, old, subresource)
+            self._validate_for(info, obj, old, ctx)
+        elif subresource == ephemeralcontainers.SUBRESOURCE:
+            obj = ephemeralcontainers.prepare_for_update(obj, old)
+            errs = ephemeralcontainers.update_errors(obj, old)
+            if errs:
+                raise errors.Invalid(info.kind, info.group, name, errs)
         else:
             obj = strategy.prepare_for_update(obj, old, subresource)
-        self._validate_for(info, obj, old, ctx)
+            self._validate_for(info, obj, old, ctx)
         self.admission.validate("update", info, obj, old, ctx, subresource=subresource)
         obj = self._allocate(info, obj, old)
         obj = self._track(old, obj, ctx, field_manager, subresource, info)

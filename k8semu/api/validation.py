@@ -825,6 +825,10 @@ def _validate_pod(errs: list[FieldError], obj: dict, old: dict | None) -> None:
     _validate_pod_spec(errs, obj.get("spec"), "spec")
     if old is not None:
         _validate_pod_update(errs, obj.get("spec") or {}, old.get("spec") or {})
+    else:
+        from .ephemeralcontainers import create_errors
+
+        errs.extend(create_errors(obj))
 
 
 def _validate_pod_update(errs: list[FieldError], new: dict, old: dict) -> None:
@@ -875,9 +879,9 @@ def _validate_pod_update(errs: list[FieldError], new: dict, old: dict) -> None:
             break
 
 
-def _spec_diff(old: dict, new: dict) -> str:
-    """A short, deterministic line diff (upstream prints go-cmp's diff of core.PodSpec)."""
-    lines = ["  core.PodSpec{"]
+def _spec_diff(old: dict, new: dict, type_name: str = "core.PodSpec") -> str:
+    """A short, deterministic line diff (upstream prints go-cmp's diff of the Go type)."""
+    lines = [f"  {type_name}{{"]
     for key in sorted(set(old) | set(new)):
         if old.get(key) != new.get(key):
             if key in old:

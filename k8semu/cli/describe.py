@@ -494,6 +494,9 @@ def describe_pod(api: Any, pod: Obj, now: datetime) -> str:
     if spec.get("initContainers"):
         _containers(w, "Init Containers", spec["initContainers"], st.get("initContainerStatuses") or [], pod, "")
     _containers(w, "Containers", spec.get("containers") or [], st.get("containerStatuses") or [], pod, "")
+    if spec.get("ephemeralContainers"):
+        _containers(w, "Ephemeral Containers", spec["ephemeralContainers"],
+                    st.get("ephemeralContainerStatuses") or [], pod, "")
     if spec.get("readinessGates"):
         w.write(0, "Readiness Gates:\n  Type\tStatus\n")
         for g in spec["readinessGates"]:

@@ -119,6 +119,9 @@ CONFIG_ERROR_RESYNC = podvolumes.POD_WORKER_BACKOFF
 _EPS = 1e-9
 _MAX_SPINS = 32
 _STALE = object()  # PodWorker.next_due: not computed since the worker last changed
+# a Slot's kind -> the pod spec list its container is in (for events' fieldPath)
+_SPEC_LISTS = {"init": "initContainers", "sidecar": "initContainers", "regular": "containers",
+               "ephemeral": "ephemeralContainers"}
 
 
 # --------------------------------------------------------------------------- node object
@@ -295,7 +298,8 @@ def _probe_message(kind: str, probe: Obj, pod_ip: str, output: str = "") -> str:
 
 @attrs.define(eq=False)
 class Slot:
-    """One container of the pod across its restarts (kind: init / sidecar / regular)."""
+    """One container of the pod across its restarts (kind: init / sidecar / regular /
+    ephemeral)."""
 
     spec: Obj
     kind: str
@@ -320,8 +324,13 @@ class Slot:
         return self.spec["name"]
 
     @property
+    def is_init(self) -> bool:
+        """An init container, restartable (a sidecar) or not."""
+        return self.kind in ("init", "sidecar")
+
+    @property
     def field_path(self) -> str:
-        return f"spec.{'initContainers' if self.kind != 'regular' else 'containers'}{{{self.name}}}"
+        return f"spec.{_SPEC_LISTS[self.kind]}{{{self.name}}}"
 
 
 class PodWorker:
@@ -338,6 +347,7 @@ class PodWorker:
             self.slots.append(Slot(c, "sidecar" if podstatus.is_sidecar(c) else "init"))
         for c in spec.get("containers") or ():
             self.slots.append(Slot(c, "regular"))
+        self.add_ephemeral()
         self.admitted = False
         self.rejected = False
         self.ip: str | None = None
@@ -356,6 +366,15 @@ class PodWorker:
         self._next_due: float | None | object = _STALE
         #: (``spec`` object, requests) of :meth:`requests`
         self._requests: tuple[Any, dict[str, int]] | None = None
+
+    def add_ephemeral(self) -> None:
+        """Give each ephemeral container of the pod's spec that has none a slot (``kubectl
+        debug`` adds them to a running pod through ``pods/NAME/ephemeralcontainers``)."""
+        have = {s.name for s in self.slots if s.kind == "ephemeral"}
+        for c in (self.pod.get("spec") or {}).get("ephemeralContainers") or ():
+            if c.get("name") not in have:
+                self.slots.append(Slot(c, "ephemeral"))
+                self._changed()
 
     # ---------------------------------------------------------------- helpers
     @property
@@ -676,6 +695,11 @@ class PodWorker:
                 continue
             if not c.running and self._should_restart(c):
                 self._restart(s, now)
+        # ephemeral containers start once, beside the others, and are never restarted
+        for s in self.slots:
+            if s.kind == "ephemeral" and s.current is None and not self.terminating:
+                if not self._start(s, now) and s.pull is not None:
+                    return
 
     def _should_restart(self, c: Container) -> bool:
         if self.terminating:
@@ -914,15 +938,15 @@ class PodWorker:
                 s.pull = None
                 s.resync_at = None
             for s in self.slots:
-                if s.kind == "regular" and s.current is not None and s.current.running:
+                if not s.is_init and s.current is not None and s.current.running:
                     self.event(s, NORMAL, "Killing", f"Stopping container {s.name}")
                     rt.signal_term(s.current, now)
-        regular_running = [s for s in self.slots if s.kind == "regular" and s.current is not None
+        regular_running = [s for s in self.slots if not s.is_init and s.current is not None
                            and s.current.running]
         if not regular_running and not self.sidecars_signaled:
             self.sidecars_signaled = True
             for s in reversed(self.slots):
-                if s.kind != "regular" and s.current is not None and s.current.running:
+                if s.is_init and s.current is not None and s.current.running:
                     self.event(s, NORMAL, "Killing", f"Stopping container {s.name}")
                     rt.signal_term(s.current, now)
         if self.kill_deadline is not None and now >= self.kill_deadline - _EPS:
@@ -934,7 +958,7 @@ class PodWorker:
         for s in self.slots:
             s.ready = s.started = False
             if s.waiting and s.current is None:
-                s.waiting = ("ContainerCreating", "") if s.kind == "regular" else ("PodInitializing", "")
+                s.waiting = ("PodInitializing", "") if s.is_init else ("ContainerCreating", "")
         self._write_status(now, terminal=True)
         self._teardown()
         try:
@@ -989,7 +1013,8 @@ class PodWorker:
                 last = self._terminated_state(c)
         elif c is not None:
             st = {"terminated": self._terminated_state(c)}
-        elif s.kind != "regular" or any(x.kind != "regular" and not (x.done or x.started) for x in self.slots):
+        elif s.is_init or (s.kind == "regular" and any(x.is_init and not (x.done or x.started)
+                                                        for x in self.slots)):
             st = podstatus.waiting("PodInitializing")
         else:
             st = podstatus.waiting("ContainerCreating")
@@ -998,12 +1023,13 @@ class PodWorker:
                     "restartCount": s.restart_count, "image": image, "imageID": image_id}
         if cid:
             out["containerID"] = cid
-        out["started"] = bool(s.started and c is not None and c.running)
+        if s.kind != "ephemeral":  # only probed containers say whether they started
+            out["started"] = bool(s.started and c is not None and c.running)
         return out
 
     def compute_status(self, now: float, terminal: bool = False) -> Obj:
         k = self.k
-        init = [self._container_status(s) for s in self.slots if s.kind != "regular"]
+        init = [self._container_status(s) for s in self.slots if s.is_init]
         regular = [self._container_status(s) for s in self.slots if s.kind == "regular"]
         old = self.last_status or self.pod.get("status") or {}
         phase = podstatus.pod_phase(self.pod, init + regular, terminal=terminal)
@@ -1031,6 +1057,9 @@ class PodWorker:
             status["initContainerStatuses"] = init
         status["containerStatuses"] = regular
         status["qosClass"] = (self.pod.get("status") or {}).get("qosClass") or qos_class(self.pod)
+        ephemeral = [self._container_status(s) for s in self.slots if s.kind == "ephemeral"]
+        if ephemeral:
+            status["ephemeralContainerStatuses"] = ephemeral
         return status
 
     def _write_status(self, now: float, terminal: bool = False) -> None:
@@ -1109,7 +1138,8 @@ class PodWorker:
                 k.ipam.reserve(self.ip, self.uid)
             k.runtime.run_pod_sandbox(self.uid, self.ip, self.start_time)
             self.sandbox = True
-        by_name = {c.get("name"): c for c in (st.get("initContainerStatuses") or []) + (st.get("containerStatuses") or [])}
+        by_name = {c.get("name"): c for key in ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses")
+                   for c in st.get(key) or ()}
         rt = k.runtime
         for s in self.slots:
             cs = by_name.get(s.name)
@@ -1470,6 +1500,7 @@ class Kubelet(Component):
             self.workers[uid] = w
         else:
             w.pod = pod
+            w.add_ephemeral()
 
 
 def _worker_order(w: PodWorker) -> tuple[str, str]:

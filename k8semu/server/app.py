@@ -985,7 +985,8 @@ class APIApp:
         pod = api.get(info, name, namespace=ns, ctx=ctx)
         spec = pod.get("spec") or {}
         containers = list(spec.get("containers") or [])
-        specs = {c["name"]: c for c in list(spec.get("initContainers") or []) + containers}
+        specs = {c["name"]: c for c in list(spec.get("initContainers") or []) + containers
+                 + list(spec.get("ephemeralContainers") or [])}
         cname = q.get("container")
         if not cname:
             if len(containers) != 1:
