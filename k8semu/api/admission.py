@@ -15,9 +15,10 @@ in upstream's order:
   PriorityClass, the global default, or 0.
 - ``DefaultTolerationSeconds``: not-ready / unreachable NoExecute tolerations
   for 300 s unless the pod has its own.
-- ``ResourceQuota``: refuses a create that would exceed a quota's ``hard``
-  limits, with upstream's ``exceeded quota`` message, and a pod whose
-  containers do not set the cpu/memory a quota limits (``failed quota``).
+- ``ResourceQuota``: refuses a create (or a PersistentVolumeClaim's expansion)
+  that would exceed a quota's ``hard`` limits, with upstream's ``exceeded quota``
+  message, and a pod whose containers do not set the cpu/memory a quota limits
+  (``failed quota``).
 
 - ``StorageObjectInUseProtection``: a new PersistentVolumeClaim gets the
   finalizer ``kubernetes.io/pvc-protection``, a new PersistentVolume
@@ -472,27 +473,39 @@ class LimitRanger(_Plugin):
 
 
 class ResourceQuotaAdmission(_Plugin):
-    """Upstream's ``CheckRequest`` for a create, over the namespace's quotas in name order.
+    """Upstream's ``CheckRequest``, over the namespace's quotas in name order.
+
+    Handled, as upstream's evaluators ``Handles``: every create of a namespaced object, and
+    the update of a PersistentVolumeClaim (its volume expansion); never a subresource
+    (a claim's ``status``, a pod's ``binding``), which upstream's plugin ignores.
 
     First, for every quota that matches the object (its ``hard`` names a resource the
     object's evaluator tracks, and its scopes match), the evaluator's constraints: a pod
     under a quota of ``requests.cpu``, ``limits.memory``… must set them in every
     container, else ``failed quota: <quota>: must specify limits.memory for: p1;
-    requests.cpu for: p1``. Then each matching quota is charged: ``exceeded quota:
-    <quota>, requested: …, used: …, limited: …`` when it would go over.
+    requests.cpu for: p1`` (claims have none). Then each matching quota is charged what
+    the request adds (:func:`.quota.admission_delta`: a claim's growth, on update):
+    ``exceeded quota: <quota>, requested: requests.storage=5Gi, used: requests.storage=0,
+    limited: requests.storage=1Gi`` when it would go over, each part naming the exceeded
+    resources in sorted order, joined by ``,``, quantities in canonical form. An update that
+    does not grow a claim charges nothing and is never refused, even over a quota lowered
+    below what the namespace already uses.
     """
 
     name = "ResourceQuota"
+    takes_subresource = True
 
-    def validate(self, op, info, obj, old, ctx):
-        if op != "create" or not info.namespaced:
+    def validate(self, op, info, obj, old, ctx, subresource=""):
+        if subresource or op not in ("create", "update") or not info.namespaced:
+            return
+        if op == "update" and (info.kind, info.group) != ("PersistentVolumeClaim", ""):
             return
         ns = _ns_of(obj)
         quotas = [r.object for r in self.server.log.range(f"/registry/resourcequotas/{ns}/")]
         if not quotas:
             return
         from .quantity import parse_quantity
-        from .quota import namespace_usage, pod_constraints, quota_usage, scopes_match, usage_delta
+        from .quota import admission_delta, namespace_usage, pod_constraints, quota_usage, scopes_match
 
         name = obj["metadata"].get("name", "")
         matching = [q for q in quotas if scopes_match(q, info, obj)]
@@ -503,9 +516,10 @@ class ResourceQuotaAdmission(_Plugin):
                 if err:
                     raise errors.Forbidden.for_resource(
                         info.plural, info.group, name, f"failed quota: {q['metadata']['name']}: {err}")
-        delta = usage_delta(info, obj)
+        delta = admission_delta(op, info, obj, old)
         if not delta:
             return
+        zero = parse_quantity(0)
         unscoped = None
         for q in matching:
             hard = (q.get("spec") or {}).get("hard") or {}
@@ -513,18 +527,20 @@ class ResourceQuotaAdmission(_Plugin):
                 continue
             if unscoped is None:
                 unscoped = namespace_usage(self.server.log, ns)
+            # live usage: for an update it already holds the old object, so ``used + delta``
+            # is the new total, as upstream's ``status.used + delta``
             used = quota_usage(self.server.log, ns, q, unscoped)
             bad = []
             for r in sorted(hard):
                 if r not in delta:
                     continue
-                total = used.get(r, parse_quantity(0)) + delta[r]
+                total = used.get(r, zero) + delta[r]
                 if total > parse_quantity(hard[r]):
                     bad.append(r)
             if bad:
                 req = ",".join(f"{r}={delta[r]}" for r in bad)
-                usd = ",".join(f"{r}={used.get(r, parse_quantity(0))}" for r in bad)
-                lim = ",".join(f"{r}={hard[r]}" for r in bad)
+                usd = ",".join(f"{r}={used.get(r, zero)}" for r in bad)
+                lim = ",".join(f"{r}={parse_quantity(hard[r])}" for r in bad)
                 raise errors.Forbidden.for_resource(
                     info.plural, info.group, name,
                     f"exceeded quota: {q['metadata']['name']}, requested: {req}, used: {usd}, limited: {lim}",

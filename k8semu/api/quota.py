@@ -5,11 +5,13 @@ resource-quota controller (keeping ``status.used`` current). Mirrors
 upstream's quota evaluators: object counts (``pods``, ``services``,
 ``configmaps``, ``secrets``, ``persistentvolumeclaims``, ``replicationcontrollers``,
 ``resourcequotas``, ``services.nodeports``, ``services.loadbalancers``, and the generic
-``count/<resource>.<group>``), and compute for non-terminal pods
-(``requests.cpu``, ``requests.memory``, ``limits.cpu``, ``limits.memory``, and
-bare ``cpu`` / ``memory`` meaning requests; a terminal pod still counts in
-``count/pods``). A pod's compute is the larger of
-the sum of its containers and its largest init container, as the scheduler counts it.
+``count/<resource>.<group>``), compute for non-terminal pods
+(``requests.cpu``, ``requests.memory``, ``requests.ephemeral-storage``, ``limits.cpu``,
+``limits.memory``, ``limits.ephemeral-storage``, and bare ``cpu`` / ``memory`` /
+``ephemeral-storage`` meaning requests; a terminal pod still counts in
+``count/pods``), and storage for PersistentVolumeClaims (:func:`pvc_usage`). A pod's
+compute is the larger of the sum of its containers and its largest init container, as
+the scheduler counts it.
 
 Also, as upstream's evaluators (``pkg/quota/v1/evaluator/core/pods.go``):
 
@@ -23,11 +25,23 @@ Also, as upstream's evaluators (``pkg/quota/v1/evaluator/core/pods.go``):
   (``Terminating`` / ``NotTerminating`` on ``activeDeadlineSeconds``,
   ``BestEffort`` / ``NotBestEffort`` on the QoS class, ``PriorityClass``,
   ``CrossNamespacePodAffinity``); only pods can match a scoped quota;
-- :func:`quota_usage`: a quota's usage, counting only what matches its scopes.
+- :func:`quota_usage`: a quota's usage, counting only what matches its scopes;
+- :func:`pvc_usage` (``pkg/quota/v1/evaluator/core/persistent_volume_claims.go``, v1.33):
+  a claim charges ``persistentvolumeclaims`` and ``count/persistentvolumeclaims`` (1),
+  ``requests.storage`` (its ``spec.resources.requests.storage``, or the larger
+  ``status.allocatedResources.storage`` — RecoverVolumeExpansionFailure, on by default
+  in 1.33 — rounded up to whole bytes), and the same two again under
+  ``<class>.storageclass.storage.k8s.io/`` for its storage class (the beta annotation
+  ``volume.beta.kubernetes.io/storage-class`` first, then ``spec.storageClassName``;
+  nothing per class for a claim without one). The evaluator has no ``Constraints`` (a
+  quota on ``requests.storage`` requires nothing of a claim) and matches no scope;
+- :func:`admission_delta` (``CheckRequest``'s ``deltaUsage``): what a create charges, and
+  for a claim's update (volume expansion) the growth over the old claim's usage.
 """
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 from ..store import EventLog
@@ -35,13 +49,26 @@ from .pods import is_terminal, qos_class
 from .quantity import Quantity, parse_quantity
 from .resources import RESOURCES, ResourceInfo
 
-__all__ = ["usage_delta", "namespace_usage", "quota_usage", "pod_constraints", "scopes_match",
-           "VALIDATION_SET"]
+__all__ = ["usage_delta", "admission_delta", "namespace_usage", "quota_usage", "pod_constraints",
+           "scopes_match", "pvc_usage", "pvc_storage_class", "pvc_storage_usage", "VALIDATION_SET",
+           "STORAGE_CLASS_SUFFIX", "BETA_STORAGE_CLASS_ANNOTATION"]
 
 #: Quota resources that, when a quota limits them, every container of a new pod must
 #: set (upstream's ``validationSet``, kept for backward compatibility there).
 VALIDATION_SET = frozenset(
     ("cpu", "memory", "requests.cpu", "requests.memory", "limits.cpu", "limits.memory"))
+
+#: Upstream's ``storageClassSuffix``: a quota resource ``<class>.storageclass.storage.k8s.io/<r>``
+#: limits ``<r>`` (``requests.storage`` or ``persistentvolumeclaims``) of one storage class.
+STORAGE_CLASS_SUFFIX = ".storageclass.storage.k8s.io/"
+
+#: The beta storage-class annotation, read before ``spec.storageClassName``
+#: (component-helpers' ``GetPersistentVolumeClaimClass``).
+BETA_STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
+
+#: The compute resources a pod's usage counts (upstream's ``podComputeUsageHelper``):
+#: each request under ``requests.<r>`` and bare ``<r>``, each limit under ``limits.<r>``.
+_POD_COMPUTE = ("cpu", "memory", "ephemeral-storage")
 
 _LEGACY_COUNTS = {
     "pods", "services", "configmaps", "secrets", "persistentvolumeclaims",
@@ -53,7 +80,7 @@ def _pod_compute(pod: dict[str, Any]) -> dict[str, Quantity]:
     spec = pod.get("spec") or {}
     out: dict[str, Quantity] = {}
     for kind in ("requests", "limits"):
-        for r in ("cpu", "memory"):
+        for r in _POD_COMPUTE:
             total = parse_quantity(0)
             for c in spec.get("containers") or ():
                 v = ((c.get("resources") or {}).get(kind) or {}).get(r)
@@ -71,7 +98,8 @@ def _pod_compute(pod: dict[str, Any]) -> dict[str, Quantity]:
 
 
 def usage_delta(info: ResourceInfo, obj: dict[str, Any]) -> dict[str, Quantity]:
-    """What creating ``obj`` adds to its namespace's usage, by quota resource name."""
+    """What creating ``obj`` adds to its namespace's usage, by quota resource name (a claim:
+    :func:`pvc_usage`; a running pod: its compute; every object: its ``count/<resource>``)."""
     one = parse_quantity(1)
     out: dict[str, Quantity] = {f"count/{info.qualified}": one}
     if info.group == "" and info.plural in _LEGACY_COUNTS:
@@ -81,6 +109,8 @@ def usage_delta(info: ResourceInfo, obj: dict[str, Any]) -> dict[str, Quantity]:
             # upstream's PodUsageFunc: the object count always, ``pods`` and compute only while it runs
             return {f"count/{info.qualified}": one}
         out.update(_pod_compute(obj))
+    elif info.kind == "PersistentVolumeClaim" and info.group == "":
+        out.update(pvc_usage(obj))
     elif info.kind == "Service":
         t = (obj.get("spec") or {}).get("type")
         if t in ("NodePort", "LoadBalancer"):
@@ -88,6 +118,33 @@ def usage_delta(info: ResourceInfo, obj: dict[str, Any]) -> dict[str, Quantity]:
         if t == "LoadBalancer":
             out["services.loadbalancers"] = one
     return out
+
+
+def admission_delta(op: str, info: ResourceInfo, obj: dict[str, Any],
+                    old: dict[str, Any] | None = None) -> dict[str, Quantity]:
+    """What the ResourceQuota admission plugin charges for ``op`` on ``obj``, by quota resource
+    name (upstream's ``CheckRequest``: the evaluator's usage, for an update less the old
+    object's usage, resource by resource, never below zero; zero entries dropped).
+
+    ``create`` charges :func:`usage_delta` for every kind. Only the PersistentVolumeClaim
+    evaluator also ``Handles`` ``update``: growing ``spec.resources.requests.storage`` from
+    ``1Gi`` to ``3Gi`` charges ``{"requests.storage": 2Gi, "<class>.storageclass.storage.k8s.io/
+    requests.storage": 2Gi}``; an update that does not grow a claim charges nothing (``{}``),
+    as does an update of any other kind.
+    """
+    if op == "create":
+        new = usage_delta(info, obj)
+    elif op == "update" and info.kind == "PersistentVolumeClaim" and info.group == "":
+        new = usage_delta(info, obj)
+        if old is not None:  # always the stored claim here: never a create-on-update
+            prev = usage_delta(info, old)
+            # quota.SubtractWithNonNegativeResult
+            zero = parse_quantity(0)
+            new = {r: (q - prev[r] if r in prev else q) for r, q in new.items()}
+            new = {r: (q if q > zero else zero) for r, q in new.items()}
+    else:
+        return {}
+    return {r: q for r, q in new.items() if not q.is_zero()}
 
 
 def namespace_usage(log: EventLog, namespace: str, quota: dict[str, Any] | None = None) -> dict[str, Quantity]:
@@ -117,6 +174,67 @@ def quota_usage(log: EventLog, namespace: str, quota: dict[str, Any],
     return namespace_usage(log, namespace, quota)
 
 
+# --------------------------------------------------------------------------- persistent volume claims
+
+
+def pvc_storage_class(pvc: dict[str, Any]) -> str:
+    """The claim's storage class name, ``""`` for none (``GetPersistentVolumeClaimClass``: the
+    beta annotation ``volume.beta.kubernetes.io/storage-class`` when present, even empty, else
+    ``spec.storageClassName``)."""
+    annotations = (pvc.get("metadata") or {}).get("annotations") or {}
+    if BETA_STORAGE_CLASS_ANNOTATION in annotations:
+        return str(annotations[BETA_STORAGE_CLASS_ANNOTATION] or "")
+    return str((pvc.get("spec") or {}).get("storageClassName") or "")
+
+
+def _round_up_bytes(q: Quantity) -> Quantity:
+    """``Quantity.RoundUp(0)`` where it loses precision: storage is counted in whole bytes
+    (``1.5`` counts as ``2``; upstream issue 94313). A whole quantity is kept as written."""
+    if q.value.denominator == 1:
+        return q
+    return Quantity(Fraction(q.int_value()), q.format)
+
+
+def pvc_storage_usage(pvc: dict[str, Any]) -> Quantity | None:
+    """A claim's ``requests.storage`` usage, in bytes as a Quantity (its own format, e.g.
+    ``5Gi``), or None when the claim requests no storage.
+
+    ``getStorageUsage`` of v1.33: ``spec.resources.requests.storage``, unless
+    ``status.allocatedResources.storage`` (what an expansion in flight has allocated) is
+    larger (RecoverVolumeExpansionFailure, beta and on by default): the larger one, each
+    rounded up to a whole byte. ``status.capacity`` is not looked at."""
+    spec_req = (((pvc.get("spec") or {}).get("resources") or {}).get("requests") or {}).get("storage")
+    if spec_req is None:
+        return None
+    result = _round_up_bytes(parse_quantity(spec_req))
+    allocated = ((pvc.get("status") or {}).get("allocatedResources") or {}).get("storage")
+    if allocated is not None:
+        alloc = parse_quantity(allocated)
+        if alloc > result:
+            result = _round_up_bytes(alloc)
+    return result
+
+
+def pvc_usage(pvc: dict[str, Any]) -> dict[str, Quantity]:
+    """The PersistentVolumeClaim evaluator's ``Usage``: ``persistentvolumeclaims`` and
+    ``count/persistentvolumeclaims`` (1 each), ``requests.storage`` (:func:`pvc_storage_usage`,
+    when the claim requests storage), and for a claim of class ``gold``
+    ``gold.storageclass.storage.k8s.io/persistentvolumeclaims`` (1) and
+    ``gold.storageclass.storage.k8s.io/requests.storage`` (the same bytes). A claim being
+    deleted (held by its ``kubernetes.io/pvc-protection`` finalizer) still counts."""
+    one = parse_quantity(1)
+    out: dict[str, Quantity] = {"persistentvolumeclaims": one, "count/persistentvolumeclaims": one}
+    cls = pvc_storage_class(pvc)
+    if cls:
+        out[f"{cls}{STORAGE_CLASS_SUFFIX}persistentvolumeclaims"] = one
+    storage = pvc_storage_usage(pvc)
+    if storage is not None:
+        out["requests.storage"] = storage
+        if cls:
+            out[f"{cls}{STORAGE_CLASS_SUFFIX}requests.storage"] = storage
+    return out
+
+
 # --------------------------------------------------------------------------- constraints
 
 
@@ -126,7 +244,7 @@ def _container_usage_names(c: dict[str, Any]) -> set[str]:
     req = res.get("requests") or {}
     lim = res.get("limits") or {}
     names = {"pods"}
-    for r in ("cpu", "memory"):
+    for r in _POD_COMPUTE:
         if r in req:
             names.update((r, f"requests.{r}"))
         if r in lim:

@@ -6,7 +6,16 @@ As upstream's ``pkg/controller/resourcequota`` (actor
 namespace uses now (:mod:`k8semu.api.quota`, shared with the ResourceQuota
 admission plugin); a quota with ``scopes`` or a ``scopeSelector`` counts only
 the pods in its scopes. A quota is recomputed when it changes and when an object it
-counts changes in its namespace.
+counts changes in its namespace — for PersistentVolumeClaims also when a claim's
+``spec.resources.requests.storage`` grows or its ``status.allocatedResources`` changes,
+so ``requests.storage``, ``persistentvolumeclaims`` and their
+``<class>.storageclass.storage.k8s.io/`` forms read e.g. ``{"persistentvolumeclaims": "2",
+"requests.storage": "3Gi"}``. A claim held by its ``kubernetes.io/pvc-protection``
+finalizer still counts until the finalizer is gone.
+
+Quantities are written in canonical form (``status.hard`` too: ``1024Mi`` reads ``1Gi``),
+as upstream's ResourceList serialization writes them; a sum keeps the format of the first
+object that counts (``1Gi`` + ``500Mi`` is ``1524Mi``; objects in name order).
 """
 
 from __future__ import annotations
@@ -26,8 +35,10 @@ _COUNTED = ("pods", "services", "configmaps", "secrets", "persistentvolumeclaims
 
 
 def quota_status(quota: dict[str, Any], used: dict[str, Any]) -> dict[str, Any]:
-    """``{"hard": spec.hard, "used": {r: usage or 0}}`` for the resources the quota names."""
-    hard = dict((quota.get("spec") or {}).get("hard") or {})
+    """``{"hard": spec.hard, "used": {r: usage or 0}}`` for the resources the quota names,
+    every quantity in canonical form (``{"requests.storage": "10Gi"}``)."""
+    spec_hard = (quota.get("spec") or {}).get("hard") or {}
+    hard = {r: str(parse_quantity(spec_hard[r])) for r in sorted(spec_hard)}
     zero = parse_quantity(0)
     return {"hard": hard, "used": {r: str(used.get(r, zero)) for r in sorted(hard)}}
 
