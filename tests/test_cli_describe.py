@@ -266,3 +266,61 @@ endpoints: []
 """)
     code, out, _ = k(capsys, lab, "describe", "endpointslice", "empty")
     assert out.splitlines()[4:] == ["AddressType:  IPv4", "Ports: <unset>", "Endpoints: <none>", "Events:  <none>"]
+
+
+QUOTAS = """apiVersion: v1
+kind: ResourceQuota
+metadata: {name: compute}
+spec:
+  hard: {requests.cpu: "2", requests.memory: 2Gi, limits.memory: 4G, pods: "10", requests.storage: 10Gi,
+         persistentvolumeclaims: "5"}
+---
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: scoped}
+spec:
+  hard: {pods: "3"}
+  scopes: [NotTerminating, BestEffort]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers: [{name: c, image: nginx, resources: {requests: {cpu: 250m, memory: 100Mi}, limits: {memory: 200Mi}}}]
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1500Mi}}}
+"""
+
+
+def test_describe_resourcequota_as_kubectl(capsys, lab, tmp_path):
+    """kubectl 1.33's ResourceQuotaDescriber, checked against its output on the same objects: the
+    use printed in the hard amount's format (bytes against 4G), scopes with their help. The lab's two
+    web pods count too: each requests 50m and 64Mi, limits memory to 128Mi."""
+    _apply(capsys, lab, tmp_path, QUOTAS)
+    code, out, _ = k(capsys, lab, "describe", "quota")
+    assert code == 0
+    assert out == """Name:                   compute
+Namespace:              default
+Resource                Used       Hard
+--------                ----       ----
+limits.memory           478150656  4G
+persistentvolumeclaims  1          5
+pods                    3          10
+requests.cpu            350m       2
+requests.memory         228Mi      2Gi
+requests.storage        1500Mi     10Gi
+
+
+Name:       scoped
+Namespace:  default
+Scopes:     BestEffort, NotTerminating
+ * Matches all pods that do not have resource requirements set. These pods have a best effort quality of service.
+ * Matches all pods that do not have an active deadline. These pods usually include long running pods whose \
+container command is not expected to terminate.
+Resource  Used  Hard
+--------  ----  ----
+pods      0     3
+"""

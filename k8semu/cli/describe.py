@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 from datetime import datetime
+from fractions import Fraction
 from typing import Any, Callable, Mapping, Sequence
 
 from ..api import errors
@@ -1031,6 +1032,7 @@ def describe_namespace(api: Any, ns: Obj, now: datetime) -> str:
         w.write(0, "\nResource Quotas\n")
         for q in sorted(quotas, key=lambda q: _meta(q).get("name", "")):
             w.write(1, f"Name:\t{_meta(q).get('name')}\n")
+            _quota_scopes(w, 1, q, "* ")
             w.write(1, "Resource\tUsed\tHard\n")
             w.write(1, "--------\t---\t---\n")
             hard, used = (q.get("status") or {}).get("hard") or {}, (q.get("status") or {}).get("used") or {}
@@ -1051,6 +1053,50 @@ def describe_namespace(api: Any, ns: Obj, now: datetime) -> str:
                     cells = [str((item.get(k) or {}).get(r, "-")) for k in
                              ("min", "max", "defaultRequest", "default", "maxLimitRequestRatio")]
                     w.write(1, f"{item.get('type')}\t{r}\t" + "\t".join(cells) + "\n")
+    return w.text()
+
+
+_QUOTA_SCOPE_HELP = {
+    "Terminating": "Matches all pods that have an active deadline. These pods have a limited lifespan on a node "
+                   "before being actively terminated by the system.",
+    "NotTerminating": "Matches all pods that do not have an active deadline. These pods usually include long "
+                      "running pods whose container command is not expected to terminate.",
+    "BestEffort": "Matches all pods that do not have resource requirements set. These pods have a best effort "
+                  "quality of service.",
+    "NotBestEffort": "Matches all pods that have at least one resource requirement set. These pods have a "
+                     "burstable or guaranteed quality of service.",
+}
+
+
+def _quota_scopes(w: PrefixWriter, level: int, quota: Obj, bullet: str) -> None:
+    """A quota's ``Scopes:`` line (sorted) and each scope's help text, as kubectl's describers."""
+    scopes = sorted(str(s) for s in (quota.get("spec") or {}).get("scopes") or ())
+    if not scopes:
+        return
+    w.write(level, f"Scopes:\t{', '.join(scopes)}\n")
+    for scope in scopes:
+        if scope in _QUOTA_SCOPE_HELP:
+            w.write(level, f"{bullet}{_QUOTA_SCOPE_HELP[scope]}\n")
+
+
+def describe_resourcequota(api: Any, quota: Obj, now: datetime) -> str:
+    """kubectl's ResourceQuotaDescriber: scopes, then each hard resource (sorted) with its use,
+    the use printed in the hard amount's format (``0`` against ``1Gi``, as ``Value()`` rounds)."""
+    m = _meta(quota)
+    w = PrefixWriter()
+    w.write(0, f"Name:\t{m.get('name')}\n")
+    w.write(0, f"Namespace:\t{m.get('namespace')}\n")
+    _quota_scopes(w, 0, quota, " * ")
+    w.write(0, "Resource\tUsed\tHard\n")
+    w.write(0, "--------\t----\t----\n")
+    status = quota.get("status") or {}
+    hard, used = status.get("hard") or {}, status.get("used") or {}
+    for r in sorted(hard):
+        h = parse_quantity(hard[r])
+        u = parse_quantity(used.get(r) or "0")
+        if u.format != h.format:
+            u = Quantity(Fraction(u.int_value()), h.format)
+        w.write(0, f"{r}\t{u}\t{h}\n")
     return w.text()
 
 
@@ -1476,6 +1522,7 @@ _DESCRIBERS: dict[str, Callable[[Any, Obj, datetime], str]] = {
     "ConfigMap": describe_configmap, "Secret": describe_secret, "ServiceAccount": describe_serviceaccount,
     "Endpoints": describe_endpoints, "EndpointSlice": describe_endpointslice,
     "PersistentVolume": describe_persistentvolume, "PersistentVolumeClaim": describe_persistentvolumeclaim,
+    "ResourceQuota": describe_resourcequota,
 }
 
 
