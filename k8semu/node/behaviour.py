@@ -147,6 +147,7 @@ __all__ = [
     "exec_command",
     "expand_kube_vars",
     "http_answer",
+    "non_http_reply",
     "image_pull_result",
     "normalize_image",
     "parse_duration",
@@ -3500,6 +3501,10 @@ def _c_client(sh: _Shell, argv: list[str], io: _IO) -> Gen:
 
 #: Linux gives up a TCP connect that gets no answer after its SYN retries (about 130 s).
 _CONNECT_GIVES_UP = 130.0
+#: The C library's resolver defaults (resolv.conf(5)): ``timeout:5`` seconds per try, ``attempts:2``.
+_RESOLV_TIMEOUT, _RESOLV_ATTEMPTS = 5, 2
+#: busybox nslookup's own resolver gives up on a server after this many seconds (``-timeout=``).
+_NSLOOKUP_TIMEOUT = 5.0
 
 
 def _network(sh: _Shell) -> Any:
@@ -3530,10 +3535,29 @@ def _resolv_conf(sh: _Shell) -> tuple[list[str], list[str], int]:
     return servers, searches, ndots
 
 
-def _getaddrinfo(sh: _Shell, name: str) -> list[str]:
+def _resolver_wait(sh: _Shell) -> float:
+    """Virtual seconds the C library's resolver waits for a nameserver that never answers before
+    it gives up (glibc: ``timeout`` × ``attempts`` of ``/etc/resolv.conf``'s options, 5 s × 2 by
+    default; a timeout ends the search list, as ``res_nsearch`` stops on TRY_AGAIN)."""
+    from k8semu.node.dns import parse_resolv_conf
+
+    _, _, options = parse_resolv_conf(sh.read_file("/etc/resolv.conf") or "")
+    timeout, attempts = _RESOLV_TIMEOUT, _RESOLV_ATTEMPTS
+    for opt in options:
+        key, _, value = opt.partition(":")
+        if value.isdigit() and key == "timeout":
+            timeout = min(max(int(value), 1), 30)
+        elif value.isdigit() and key == "attempts":
+            attempts = min(max(int(value), 1), 5)
+    return float(timeout * attempts)
+
+
+def _getaddrinfo(sh: _Shell, name: str) -> list[str] | None:
     """The addresses the C library finds for ``name``: an IP literal is itself, then
     ``/etc/hosts``, then the cluster DNS through the search list of ``/etc/resolv.conf`` (names
-    with at least ``ndots`` dots are tried as given first, the others last). [] when not found."""
+    with at least ``ndots`` dots are tried as given first, the others last). [] when not found;
+    None when the nameserver never answers (a NetworkPolicy drops the pod's DNS queries: the
+    caller waits :func:`_resolver_wait`)."""
     if _ip_literal(name):
         return [name]
     _, addrs = _host_entries(sh, name)
@@ -3547,7 +3571,10 @@ def _getaddrinfo(sh: _Shell, name: str) -> list[str]:
         searched = [f"{query}.{d}" for d in searches]
         candidates = [query, *searched] if query.count(".") >= ndots else [*searched, query]
     for cand in candidates:
-        answer = [a for a in _network(sh).resolve(cand, servers) if _ip_literal(a)]
+        try:
+            answer = [a for a in _network(sh).resolve(cand, servers) if _ip_literal(a)]
+        except TimeoutError:
+            return None
         if answer:
             return answer
     return []
@@ -3578,7 +3605,9 @@ def _split_url(url: str) -> tuple[str, str, int, str, str]:
 
 
 def _dial(sh: _Shell, ip: str, port: int, method: str, target: str, host: str) -> Any:
-    """The answer of ``ip:port`` (see :attr:`Run.network`), or the exception the dial raised."""
+    """The answer of ``ip:port`` (see :attr:`Run.network`: an :class:`HTTPAnswer`, or the bytes a
+    server that does not speak HTTP sends back), or the exception the dial raised
+    (``ConnectionRefusedError``; ``TimeoutError``: nothing answers, or the connection is dropped)."""
     try:
         return _network(sh).http(ip, port, method=method, target=target, host=host)
     except (ConnectionRefusedError, TimeoutError) as e:
@@ -3632,7 +3661,14 @@ def _seconds(text: str, default: float | None) -> float | None:
 def _c_wget(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     """busybox ``wget`` over the cluster network (quiet success without one): ``-q``, ``-O FILE``
     (``-`` stdout), ``--spider``, ``-T SEC``; ``Connecting to``, the progress line and busybox's
-    errors on stderr; exit 1 on any failure."""
+    errors on stderr; exit 1 on any failure.
+
+    Failures, as busybox 1.37 reports them: a name that does not resolve ``bad address`` (after
+    the resolver's timeout, :func:`_resolver_wait`, when the DNS queries are dropped); a refused
+    connection ``can't connect to remote host (IP): Connection refused``; a dropped one (nobody
+    there, a NetworkPolicy) ``download timed out`` after ``-T`` virtual seconds (900 by default,
+    busybox's), or, when that is longer than the kernel's SYN retries (~130 s), ``Connection timed
+    out``; a server that does not speak HTTP ``error getting response``."""
     if _network(sh) is None:
         return (yield from _done(0))
     quiet = spider = False
@@ -3659,6 +3695,8 @@ def _c_wget(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     for url in urls:
         scheme, host, port, target, hostport = _split_url(url)
         addrs = _getaddrinfo(sh, host) if host else []
+        if addrs is None:
+            yield sh.run.now + _resolver_wait(sh)
         if not addrs:
             io.err(f"wget: bad address '{host}'\n")
             return (yield from _done(1))
@@ -3678,8 +3716,8 @@ def _c_wget(sh: _Shell, argv: list[str], io: _IO) -> Gen:
                 yield sh.run.now + _CONNECT_GIVES_UP
                 io.err(f"wget: can't connect to remote host ({ip}): Connection timed out\n")
             return (yield from _done(1))
-        if answer is None:
-            io.err("wget: error getting response: Connection reset by peer\n")
+        if answer is None or isinstance(answer, bytes):  # the server closed without an HTTP status line
+            io.err("wget: error getting response\n")
             return (yield from _done(1))
         if not 200 <= answer.status < 300:
             io.err(f"wget: server returned error: HTTP/1.1 {answer.status} {answer.reason}\n")
@@ -3723,14 +3761,25 @@ def _curl_meter_line(total: int, received: int) -> str:
 @_command("curl")
 def _c_curl(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     """curl 8 over the cluster network (quiet success without one): ``-s``, ``-S``, ``-f``,
-    ``-I``, ``-i``, ``-o FILE``, ``-X METHOD``, ``-m``/``--max-time SEC``; the progress meter on
-    stderr unless ``-s``; curl's error messages and exit codes (6, 7, 22, 28, 52)."""
+    ``-I``, ``-i``, ``-o FILE``, ``-X METHOD``, ``-m``/``--max-time SEC``, ``--connect-timeout
+    SEC``; the progress meter on stderr unless ``-s``; curl's error messages and exit codes:
+
+    * 6 ``Could not resolve host`` (after the resolver's timeout when the DNS queries are
+      dropped), or 28 ``Resolving timed out after N milliseconds`` when a timeout ends it first;
+    * 7 ``Failed to connect to HOST port P after 0 ms: Couldn't connect to server`` (refused);
+    * a dropped connection (nobody there, a NetworkPolicy) waits, in virtual seconds: 28
+      ``Failed to connect to HOST port P after N ms: Timeout was reached`` at ``--connect-timeout``,
+      28 ``Connection timed out after N milliseconds`` at ``-m``, else 7 (``Couldn't connect to
+      server``) when the kernel gives up its SYN retries (~130 s, sooner than curl's 300 s);
+    * 52 ``Empty reply from server`` (a server that closes without a word), 1 ``Received
+      HTTP/0.9 when not allowed`` (one that answers in another protocol); 22 with ``-f``."""
     if _network(sh) is None:
         return (yield from _done(0))
     silent = show_error = fail = head = include = False
     out_file: str | None = None
     method: str | None = None
     max_time: float | None = None
+    connect_timeout: float | None = None
     opts, urls = _options(argv[1:], "oXHmdAuewxrTEKbcDFQUY", frozenset({
         "output", "request", "header", "max-time", "data", "user-agent", "user", "referer", "write-out", "proxy",
         "connect-timeout", "data-raw", "data-binary", "cacert", "cert", "resolve", "retry", "url"}))
@@ -3751,6 +3800,8 @@ def _c_curl(sh: _Shell, argv: list[str], io: _IO) -> Gen:
             method = value
         elif name in ("m", "max-time"):
             max_time = _seconds(value, None)
+        elif name == "connect-timeout":
+            connect_timeout = _seconds(value, None) or None  # 0: curl's default
         elif name == "url":
             urls.append(value)
     if not urls:
@@ -3770,7 +3821,15 @@ def _c_curl(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     for url in urls:
         scheme, host, port, target, hostport = _split_url(url)
         host_name = host
+        limits = [t for t in (connect_timeout, max_time) if t is not None]
         addrs = _getaddrinfo(sh, host) if host else []
+        if addrs is None:
+            wait = _resolver_wait(sh)
+            if limits and min(limits) < wait:
+                yield sh.run.now + min(limits)
+                return (yield from _done(failure(
+                    28, f"Resolving timed out after {int(min(limits) * 1000)} milliseconds")))
+            yield sh.run.now + wait
         if not addrs:
             return (yield from _done(failure(6, f"Could not resolve host: {host_name}")))
         answer = _dial(sh, addrs[0], port, verb, target, hostport)
@@ -3778,16 +3837,23 @@ def _c_curl(sh: _Shell, argv: list[str], io: _IO) -> Gen:
             return (yield from _done(failure(
                 7, f"Failed to connect to {host_name} port {port} after 0 ms: Couldn't connect to server")))
         if isinstance(answer, TimeoutError):
-            if max_time is not None and max_time < _CONNECT_GIVES_UP:
-                yield sh.run.now + max_time
-                message = f"Connection timed out after {int(max_time * 1000)} milliseconds"
-            else:
-                yield sh.run.now + _CONNECT_GIVES_UP
-                message = (f"Failed to connect to {host_name} port {port} after {int(_CONNECT_GIVES_UP * 1000)} "
-                           "ms: Couldn't connect to server")
-            return (yield from _done(failure(28, message)))
-        if answer is None:
+            if limits and min(limits) < _CONNECT_GIVES_UP:
+                limit = min(limits)
+                yield sh.run.now + limit
+                if connect_timeout is not None and connect_timeout == limit:
+                    message = f"Failed to connect to {host_name} port {port} after {int(limit * 1000)} ms: " \
+                              "Timeout was reached"
+                else:
+                    message = f"Connection timed out after {int(limit * 1000)} milliseconds"
+                return (yield from _done(failure(28, message)))
+            yield sh.run.now + _CONNECT_GIVES_UP
+            return (yield from _done(failure(
+                7, f"Failed to connect to {host_name} port {port} after {int(_CONNECT_GIVES_UP * 1000)} ms: "
+                   "Couldn't connect to server")))
+        if answer is None or answer == b"":
             return (yield from _done(failure(52, "Empty reply from server")))
+        if isinstance(answer, bytes):
+            return (yield from _done(failure(1, "Received HTTP/0.9 when not allowed")))
         if fail and answer.status >= 400:
             return (yield from _done(failure(22, f"The requested URL returned error: {answer.status}")))
         head_text = "".join(f"{k}: {v}\r\n" for k, v in answer.headers)
@@ -3812,11 +3878,18 @@ def _c_nslookup(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     """busybox ``nslookup NAME [SERVER]`` against the cluster DNS (quiet success without a
     network): an A and an AAAA query for the name (a name without dots: one per search domain of
     ``/etc/resolv.conf``), answered in that order; exit 1 when one found no such name.
+    When the queries are dropped (a NetworkPolicy isolating the pod's egress without allowing
+    port 53 to the cluster DNS) it waits ``-timeout=SEC`` virtual seconds (busybox's 5 by
+    default), prints ``;; connection timed out; no servers could be reached`` and exits 1.
     Reverse lookups of IP addresses are not emulated (quiet success)."""
     words = [a for a in argv[1:] if not a.startswith("-")]
     if _network(sh) is None or not words or _ip_literal(words[0]):
         return (yield from _done(0))
     name = words[0]
+    wait = _NSLOOKUP_TIMEOUT
+    for a in argv[1:]:
+        if a.startswith("-timeout=") and a[9:].isdigit():
+            wait = float(a[9:])
     servers, searches, _ = _resolv_conf(sh)
     if len(words) > 1:
         servers = [words[1]]
@@ -3825,6 +3898,12 @@ def _c_nslookup(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     server = servers[0]
     queries = [f"{name}.{d}" for d in searches] if searches and "." not in name else [name]
     shown = f"[{server}]:53" if ":" in server else f"{server}:53"
+    try:
+        _network(sh).resolve(queries[0].rstrip("."), [server])
+    except TimeoutError:  # no answer from the only server
+        yield sh.run.now + wait
+        io.out(";; connection timed out; no servers could be reached\n\n")
+        return (yield from _done(1))
     out = [f"Server:\t\t{server}\nAddress:\t{shown}\n\n"]
     status = 0
     for family in (4, 6):
@@ -4933,8 +5012,9 @@ class Run:
         #: ``nslookup`` succeed quietly); used by exec'd processes only. Set by whoever starts the run
         #: with cluster access (exec sets a
         #: :class:`k8semu.server.portforward.PodNetwork`): ``resolve(fqdn, nameservers) -> [ip…]``
-        #: (``[]``: no such name) and ``http(ip, port, method, target, host) -> HTTPAnswer | None``,
-        #: raising ``ConnectionRefusedError`` or ``TimeoutError``.
+        #: (``[]``: no such name; raises ``TimeoutError`` when the query is dropped) and
+        #: ``http(ip, port, method, target, host) -> HTTPAnswer | bytes`` (bytes: what a server that
+        #: does not speak HTTP sends back), raising ``ConnectionRefusedError`` or ``TimeoutError``.
         self.network: Any = None
         #: (path, text; None for a directory) of what ``tar x`` wrote, in order (``kubectl cp``)
         self.extracted: list[tuple[str, str | None]] = []
@@ -5561,6 +5641,54 @@ def _web_server(program: Program) -> str | None:
     return None
 
 
+#: Servers of well-known images that do not speak HTTP: program -> (the ports they listen on when
+#: the container declares none, what they send back to an HTTP/1.1 request before closing or
+#: waiting). redis reads ``GET / HTTP/1.1`` as an inline command (arity error) and drops the
+#: connection at the ``Host:`` line (its cross-protocol scripting guard); postgres reads the first
+#: bytes as a startup packet length, logs "invalid length of startup packet" and closes without a
+#: word; mysqld greets first (a binary handshake packet); memcached answers ``ERROR`` per line.
+_NON_HTTP_SERVERS: dict[str, tuple[tuple[int, ...], bytes]] = {
+    "redis-server": ((6379,), b"-ERR wrong number of arguments for 'get' command\r\n"),
+    "postgres": ((5432,), b""),
+    "mysqld": ((3306, 33060), b"J\x00\x00\x00\n8.4.0\x00"),
+    "memcached": ((11211,), b"ERROR\r\n"),
+}
+#: The images whose default program is one of :data:`_NON_HTTP_SERVERS`.
+_NON_HTTP_IMAGES = {"redis": "redis-server", "postgres": "postgres", "mysql": "mysqld", "memcached": "memcached"}
+
+
+def _non_http_server(program: Program) -> str | None:
+    """The key of :data:`_NON_HTTP_SERVERS` when the container runs such a server (its command, or
+    the image's own program, also behind the image's ``docker-entrypoint.sh`` given flags only)."""
+    if program.source == "annotation":
+        return None
+    words = [w.rsplit("/", 1)[-1] for w in program.argv[:2]]
+    for w in words:
+        if w in _NON_HTTP_SERVERS:
+            return w
+    try:
+        base = normalize_image(program.image).base_name
+    except ValueError:
+        return None
+    main = _NON_HTTP_IMAGES.get(base)
+    if main is None:
+        return None
+    if program.source == "image" or (words and words[0] == "docker-entrypoint.sh"
+                                     and (len(program.argv) < 2 or program.argv[1].startswith("-"))):
+        return main
+    return None
+
+
+def non_http_reply(program: Program) -> bytes:
+    """What the container's server sends back to an HTTP/1.1 request on a port it listens on but
+    where it does not speak HTTP (:func:`http_answer` returned None): the bytes a redis, mysqld or
+    memcached server writes (not an HTTP status line: curl says ``Received HTTP/0.9 when not
+    allowed``), or ``b""`` — postgres and a scripted ``serve tcp`` / ``serve grpc`` close the
+    connection without a word (curl's "Empty reply from server")."""
+    server = _non_http_server(program)
+    return _NON_HTTP_SERVERS[server][1] if server is not None else b""
+
+
 def http_answer(run: Run, port: int, now: float, *, method: str = "GET", target: str = "/",
                 client: str = "127.0.0.1", user_agent: str | None = None,
                 host: str | None = None) -> HTTPAnswer | None:
@@ -5569,7 +5697,9 @@ def http_answer(run: Run, port: int, now: float, *, method: str = "GET", target:
 
     A port is listened on while a server-like program runs (``serving``) and it is one the
     container declares (``containerPort``); a container that declares none listens on 80 when it
-    runs nginx or httpd and on any port otherwise (the probes' rule). Answers: nginx serves the
+    runs nginx or httpd, on its server's own ports when it runs redis (6379), postgres (5432),
+    mysqld (3306, 33060) or memcached (11211) — which do not speak HTTP (None) — and on any port
+    otherwise (the probes' rule). Answers: nginx serves the
     files of its ``/usr/share/nginx/html`` (the image's welcome page and ``50x.html``, or what
     the container or a volume put there; 403 for a directory without ``index.html``, 404 page
     for missing files; ``Server: nginx/<version from the image tag>``), httpd's "It works!"
@@ -5582,7 +5712,8 @@ def http_answer(run: Run, port: int, now: float, *, method: str = "GET", target:
 
     Returns:
         the answer, or None when something listens on the port but does not speak HTTP
-        (``serve tcp`` / ``serve grpc`` in a behaviour script).
+        (``serve tcp`` / ``serve grpc`` in a behaviour script; redis, postgres, mysqld, memcached:
+        what they send back is :func:`non_http_reply`).
 
     Raises:
         ConnectionRefusedError: nothing listens on ``port`` (the container exited, is not
@@ -5590,6 +5721,7 @@ def http_answer(run: Run, port: int, now: float, *, method: str = "GET", target:
     """
     program = run.program
     server = _web_server(program)
+    other = _non_http_server(program) if server is None else None
     if run.exited is not None or now < run.started_at or not run.serving:
         raise ConnectionRefusedError(port)
     if program.declared_ports:
@@ -5597,7 +5729,9 @@ def http_answer(run: Run, port: int, now: float, *, method: str = "GET", target:
             raise ConnectionRefusedError(port)
     elif server is not None and port != 80:
         raise ConnectionRefusedError(port)
-    if "http" not in run.protocols:
+    elif other is not None and port not in _NON_HTTP_SERVERS[other][0]:
+        raise ConnectionRefusedError(port)
+    if "http" not in run.protocols or other is not None:
         return None
     try:
         tag = normalize_image(program.image).tag or ""

@@ -166,14 +166,25 @@ class PodTarget:
         Raises:
             ForwardError: nothing listens there (the refused-connection message), or the pod is gone.
         """
+        return self.exchange(port, method, target, client=client, host=host)[1]
+
+    def exchange(self, port: int, method: str = "GET", target: str = "/", *, client: str = "127.0.0.1",
+                 host: str | None = None) -> tuple[Any, Any]:
+        """(the container's :class:`~k8semu.node.behaviour.Run` that listens on ``port``, its
+        :meth:`answer`): what :meth:`answer` returns, with the run that gave it (whose image says
+        what a server that does not speak HTTP sends back: :func:`~k8semu.node.behaviour.non_http_reply`).
+
+        Raises:
+            ForwardError: as :meth:`answer`.
+        """
         from ..node import behaviour
 
         runs = self._runs()
         runs.sort(key=lambda r: port not in r.program.declared_ports)
         for run in runs:
             try:
-                return behaviour.http_answer(run, port, self.api.now, method=method, target=target,
-                                             client=client, host=host)
+                return run, behaviour.http_answer(run, port, self.api.now, method=method, target=target,
+                                                  client=client, host=host)
             except ConnectionRefusedError:
                 continue
         raise self.refused(port)
@@ -191,6 +202,13 @@ class PodNetwork:
       endpoint drawn with an RNG seeded by the connection), then the pod at the backend address
       answers as ``kubectl port-forward`` would reach it (:class:`PodTarget`); the pod's own IP
       and ``127.0.0.1`` are the pod itself.
+
+    NetworkPolicies are enforced as a policy-capable CNI (Calico) does
+    (:mod:`k8semu.node.networkpolicy`): a connection (a DNS query: UDP to port 53 of the DNS pod
+    kube-proxy picks behind the cluster DNS address) that the client pod's egress or the
+    destination pod's ingress does not allow is dropped — the caller sees :class:`TimeoutError`
+    and decides how long the client waits. ``kubectl port-forward`` (:class:`PodTarget` alone)
+    dials inside the pod's network namespace and is not subject to them.
     """
 
     def __init__(self, api: Any, pod: dict[str, Any]) -> None:
@@ -200,13 +218,79 @@ class PodNetwork:
         self.pod_ip = status.get("podIP") or status.get("hostIP") or "127.0.0.1"
         self.node = (pod.get("spec") or {}).get("nodeName") or ""
 
+    # ------------------------------------------------------------------ NetworkPolicy
+
+    def _policies(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """(every NetworkPolicy, every Namespace) at the API's now; no namespaces when there is no policy."""
+        policies = self.api.list("networkpolicies")["items"]
+        return policies, (self.api.list("namespaces")["items"] if policies else [])
+
+    def allows(self, dst_pod: dict[str, Any] | None, port: int, protocol: str = "TCP", *,
+               dst_ip: str | None = None) -> bool:
+        """Whether the NetworkPolicies let this pod open a connection to ``port``/``protocol`` of
+        ``dst_pod`` (None: no pod at ``dst_ip``), as :func:`k8semu.node.networkpolicy.allowed`."""
+        from ..node import networkpolicy
+
+        policies, namespaces = self._policies()
+        if not policies:
+            return True
+        return networkpolicy.allowed(policies, namespaces, self.pod, dst_pod, port, protocol,
+                                     src_ips=[self.pod_ip],
+                                     dst_ips=None if dst_pod is not None else [dst_ip or ""])
+
+    def _route(self, ip: str, port: int, protocol: str) -> Any:
+        """kube-proxy's verdict (:func:`k8semu.node.proxy.route`) for a new connection from this pod."""
+        import random
+
+        from ..node import proxy
+
+        table = proxy.build_rules(self.node, self.api.list("services")["items"],
+                                  self.api.list("endpointslices")["items"])
+        proto = "" if protocol == "TCP" else f"{protocol}/"
+        seed = hashlib.sha256(f"connect/{self.pod_ip}/{ip}/{port}/{proto}{self.api.now!r}".encode()).digest()
+        return proxy.route(table, self.pod_ip, ip, port, protocol, rng=random.Random(seed), now=self.api.now)
+
+    def dns_reachable(self, server: str) -> bool:
+        """Whether a DNS query (UDP, port 53) to ``server`` gets through the NetworkPolicies.
+
+        The cluster DNS address is a Service: the query goes to the DNS pod kube-proxy picks
+        (CoreDNS, ``k8s-app: kube-dns`` in ``kube-system``, on a kubeadm cluster). A cluster
+        without DNS pods (``cluster create --bare``) still answers names; its DNS counts as a pod
+        of ``kube-system`` labelled ``k8s-app: kube-dns`` whose container declares CoreDNS's ports
+        (``dns`` 53/UDP, ``dns-tcp`` 53/TCP, ``metrics`` 9153/TCP) and has no address, so the
+        usual "allow DNS" egress rules (to that namespace and/or those pods, or to any
+        destination on port 53) admit it, while an ``ipBlock`` does not.
+        """
+        policies, _ = self._policies()
+        if not policies:
+            return True
+        from ..node import dns
+
+        routed = self._route(server, 53, "UDP")
+        if routed.kind == "endpoint" and routed.backend_ip:
+            pod = self._pod_at(routed.backend_ip)
+            if pod is not None:
+                return self.allows(pod, routed.backend_port or 53, "UDP")
+        if server != dns.CLUSTER_DNS:
+            return self.allows(self._pod_at(server), 53, "UDP", dst_ip=server)
+        return self.allows(_virtual_dns_pod(), 53, "UDP")
+
+    # ------------------------------------------------------------------ DNS and connections
+
     def resolve(self, name: str, nameservers: Any = ()) -> list[str]:
         """The addresses cluster DNS answers for the absolute ``name`` ([] for NXDOMAIN, or when
-        none of ``nameservers`` is the cluster DNS); ExternalName targets are not followed."""
+        none of ``nameservers`` is the cluster DNS); ExternalName targets are not followed.
+
+        Raises:
+            TimeoutError: the query to the cluster DNS is dropped (:meth:`dns_reachable`): the
+                resolver gets no answer (the caller decides how long it waits).
+        """
         from ..node import dns
 
         if nameservers and dns.CLUSTER_DNS not in list(nameservers):
             return []
+        if not self.dns_reachable(dns.CLUSTER_DNS):
+            raise TimeoutError(dns.CLUSTER_DNS, 53)
         services = self.api.list("services")["items"]
         slices = self.api.list("endpointslices")["items"]
         try:
@@ -224,25 +308,22 @@ class PodNetwork:
         return None
 
     def http(self, ip: str, port: int, method: str = "GET", target: str = "/", host: str | None = None) -> Any:
-        """The :class:`~k8semu.node.behaviour.HTTPAnswer` of ``ip:port`` (None: something listens
-        there but does not speak HTTP).
+        """The :class:`~k8semu.node.behaviour.HTTPAnswer` of ``ip:port``, or, when what listens
+        there does not speak HTTP, the bytes it sends back to an HTTP request
+        (:func:`~k8semu.node.behaviour.non_http_reply`; ``b""``: it closes without a word).
 
         Raises:
             ConnectionRefusedError: nothing listens there, or the Service has no endpoints.
-            TimeoutError: nothing answers at that address (no such pod, a dropped connection).
+            TimeoutError: nothing answers at that address (no such pod, a dropped connection), or a
+                NetworkPolicy drops the connection (judged against the endpoint a Service picked).
         """
-        import random
-
-        from ..node import proxy
+        from ..node import behaviour
 
         client = self.pod_ip
         if ip in ("127.0.0.1", "::1", "localhost"):
             pod, client = self.pod, "127.0.0.1"
         else:
-            table = proxy.build_rules(self.node, self.api.list("services")["items"],
-                                      self.api.list("endpointslices")["items"])
-            seed = hashlib.sha256(f"connect/{self.pod_ip}/{ip}/{port}/{self.api.now!r}".encode()).digest()
-            routed = proxy.route(table, self.pod_ip, ip, port, rng=random.Random(seed), now=self.api.now)
+            routed = self._route(ip, port, "TCP")
             if routed.kind == "reject":
                 raise ConnectionRefusedError(ip, port)
             if routed.kind == "drop":
@@ -252,10 +333,23 @@ class PodNetwork:
             pod = self.pod if ip == self.pod_ip else self._pod_at(ip)
             if pod is None:
                 raise TimeoutError(ip, port)
+            if not self.allows(pod, port, "TCP"):
+                raise TimeoutError(ip, port)
         try:
-            return PodTarget(self.api, pod).answer(port, method, target, client=client, host=host)
+            run, answer = PodTarget(self.api, pod).exchange(port, method, target, client=client, host=host)
         except ForwardError:
             raise ConnectionRefusedError(ip, port) from None
+        return behaviour.non_http_reply(run.program) if answer is None else answer
+
+
+def _virtual_dns_pod() -> dict[str, Any]:
+    """The stand-in for CoreDNS on a cluster without DNS pods (see :meth:`PodNetwork.dns_reachable`)."""
+    return {"metadata": {"name": "coredns", "namespace": "kube-system", "labels": {"k8s-app": "kube-dns"}},
+            "spec": {"containers": [{"name": "coredns", "ports": [
+                {"name": "dns", "containerPort": 53, "protocol": "UDP"},
+                {"name": "dns-tcp", "containerPort": 53, "protocol": "TCP"},
+                {"name": "metrics", "containerPort": 9153, "protocol": "TCP"}]}]},
+            "status": {}}
 
 
 def _bad_request() -> bytes:
