@@ -1,5 +1,7 @@
 """wget, curl and nslookup inside an exec'd container reach the emulated cluster: cluster DNS through
-the pod's resolv.conf, Services through kube-proxy's table, pods by IP (``k8semu exec`` on the lab)."""
+the pod's resolv.conf, Services through kube-proxy's table, pods by IP (``k8semu exec`` on the lab).
+So do a container's own processes (a client polling a Service, an exec probe), whose ``logs`` show
+what they got then, even after the cluster has changed."""
 
 from __future__ import annotations
 
@@ -103,3 +105,57 @@ def test_a_headless_service_resolves_to_its_ready_pods(k, tmp_path):
                         "Name:\tpeers.default.svc.cluster.local", f"Address: {ips[1]}", ""]
     rc, out, _ = k("exec", "deploy/web", "--", "wget", "-qO-", "peers")
     assert rc == 0 and WELCOME in out
+
+
+POLLER = """apiVersion: v1
+kind: Pod
+metadata: {name: poller}
+spec:
+  containers:
+  - name: c
+    image: busybox
+    command: ["sh", "-c", "while true; do wget -qO- -T 2 web | grep -c title || echo down; sleep 10; done"]
+"""
+
+
+def test_a_containers_own_processes_reach_the_service_and_logs_replay_what_they_saw(k, tmp_path):
+    """A client polling the Service prints what each poll got; once the Service's pods are gone it
+    prints ``down``; ``logs`` (a replay of its run) still shows the earlier answers, read from the
+    cluster as it was at each poll."""
+    manifest = tmp_path / "poller.yaml"
+    manifest.write_text(POLLER)
+    assert k("apply", "-f", str(manifest), "--for", "30s", "-q")[0] == 0
+    rc, out, _ = k("logs", "poller")
+    assert rc == 0 and out[:3] == ["1", "1", "1"]  # the page's <title> line, every 10 s
+    assert k("scale", "deployment/web", "--replicas=0")[0] == 0
+    assert k("advance", "40s")[0] == 0
+    rc, out, _ = k("logs", "poller")
+    # then kube-proxy rejects connections to the Service without endpoints: wget's error (its
+    # stderr is the container's, so in the log), grep's count, the loop's word
+    assert out[:3] == ["1", "1", "1"]
+    ip = _cluster_ip(k)
+    assert out[-3:] == [f"wget: can't connect to remote host ({ip}): Connection refused", "0", "down"]
+
+
+PROBED = """apiVersion: v1
+kind: Pod
+metadata: {name: probed}
+spec:
+  containers:
+  - name: c
+    image: busybox
+    command: ["sleep", "3600"]
+    readinessProbe:
+      exec: {command: ["wget", "-q", "-O", "/dev/null", "-T", "1", "http://web"]}
+      periodSeconds: 5
+"""
+
+
+def test_an_exec_probe_reaches_the_cluster_network(k, tmp_path):
+    manifest = tmp_path / "probed.yaml"
+    manifest.write_text(PROBED)
+    assert k("apply", "-f", str(manifest), "--for", "20s", "-q")[0] == 0
+    assert k("get", "pod", "probed", "-o", "jsonpath={.status.containerStatuses[0].ready}")[1] == ["true"]
+    assert k("scale", "deployment/web", "--replicas=0")[0] == 0
+    assert k("advance", "30s")[0] == 0
+    assert k("get", "pod", "probed", "-o", "jsonpath={.status.containerStatuses[0].ready}")[1] == ["false"]

@@ -172,12 +172,15 @@ def test_kubectl_debug_adds_an_ephemeral_container_and_attaches(server, minor):
     out = subprocess.run([exe, "--kubeconfig", str(server.kubeconfig), "--cache-dir", str(server.tmp / f"cache-{minor}"),
                           "debug", "-i", "box", "--image=busybox", f"--container={name}", "--target=main",
                           "--profile=general"],
-                         input="echo hello from $HOSTNAME\nexit 3\n", capture_output=True, text=True, timeout=60)
+                         input="echo hello from $HOSTNAME\nwget -qO- localhost | grep title\nexit 3\n",
+                         capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout == ('Targeting container "main". If you don\'t see processes from this container it may be '
-                          "because the container runtime doesn't support this feature.\nhello from box\n")
+                          "because the container runtime doesn't support this feature.\nhello from box\n"
+                          "<title>Welcome to nginx!</title>\n")  # the pod's nginx, in the same network namespace
     status = server.kubectl("get", "pod", "box", "-o",
                             f"jsonpath={{.status.ephemeralContainerStatuses[?(@.name=='{name}')].state.terminated.exitCode}}",
                             binary=exe).stdout
     assert status == "3"
-    assert server.kubectl("logs", "box", "-c", name, binary=exe).stdout == "hello from box\n"
+    assert server.kubectl("logs", "box", "-c", name, binary=exe).stdout == \
+        "hello from box\n<title>Welcome to nginx!</title>\n"

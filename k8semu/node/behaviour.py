@@ -3508,9 +3508,9 @@ _NSLOOKUP_TIMEOUT = 5.0
 
 
 def _network(sh: _Shell) -> Any:
-    """The cluster network for a process exec'd into the container (:attr:`Run.network`), else None:
-    the container's own processes stay as the kubelet's run has them (``k8semu logs``)."""
-    return sh.run.network if sh.in_exec else None
+    """The cluster network of the container's run (:attr:`Run.network`), for its own processes and
+    those exec'd into it alike; None where the run has none (see :mod:`k8semu.node.podnetwork`)."""
+    return sh.run.network
 
 
 def _ip_literal(text: str) -> bool:
@@ -5009,9 +5009,9 @@ class Run:
         #: called with (stream, text) for everything the container writes (``attach`` streams it)
         self.tap: Callable[[str, str], None] | None = None
         #: the cluster network as the container sees it, or None (not emulated: ``wget``, ``curl`` and
-        #: ``nslookup`` succeed quietly); used by exec'd processes only. Set by whoever starts the run
-        #: with cluster access (exec sets a
-        #: :class:`k8semu.server.portforward.PodNetwork`): ``resolve(fqdn, nameservers) -> [ip…]``
+        #: ``nslookup`` succeed quietly). Set by whoever starts the run with cluster access (the
+        #: kubelet and exec a :class:`k8semu.node.podnetwork.PodNetwork`, replays a
+        #: :class:`~k8semu.node.podnetwork.PastNetwork`): ``resolve(fqdn, nameservers) -> [ip…]``
         #: (``[]``: no such name; raises ``TimeoutError`` when the query is dropped) and
         #: ``http(ip, port, method, target, host) -> HTTPAnswer | bytes`` (bytes: what a server that
         #: does not speak HTTP sends back), raising ``ConnectionRefusedError`` or ``TimeoutError``.

@@ -645,6 +645,16 @@ class PodWorker:
             vols.timeout_at = now + podvolumes.POD_WORKER_BACKOFF + podvolumes.MOUNT_TIMEOUT
         return False
 
+    def _network(self, replay: Any = None) -> Any:
+        """The cluster network for this pod's containers (:mod:`k8semu.node.podnetwork`): live, or,
+        for ``replay`` (a run catching up from its start), as the cluster was at each call."""
+        from .podnetwork import PastNetwork, PodNetwork
+
+        pod = self.pod
+        if self.ip and (pod.get("status") or {}).get("podIP") != self.ip:
+            pod = {**pod, "status": {**(pod.get("status") or {}), "podIP": self.ip}}
+        return PodNetwork(self.k.api, pod) if replay is None else PastNetwork(self.k.api, pod, replay)
+
     def _environment(self, s: Slot) -> Any:
         k = self.k
         return inputs.container_environment(self.pod, s.spec, self._source(), pod_ips=[self.ip] if self.ip else [],
@@ -822,6 +832,7 @@ class PodWorker:
             return False
         self.event(s, NORMAL, "Created", f"Created container: {s.name}")
         rt.start_container(c, now)
+        c.run.network = self._network()
         self.event(s, NORMAL, "Started", f"Started container {s.name}")
         if prev is not None:
             s.restart_count = attempt
@@ -1167,6 +1178,7 @@ class PodWorker:
                     rt.adopt(self.pod, s.spec, c, started, env=env, mounts=mounts)
                 except ValueError:
                     continue
+                c.run.network = self._network(c.run)  # catching up from its start: the cluster as it was
                 s.current = c
                 self._reset_probes(s, started)
                 s.started = bool(cs.get("started"))

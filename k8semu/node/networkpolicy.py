@@ -2,7 +2,7 @@
 
 Pure functions over API dicts (pods, namespaces, NetworkPolicies as the API server stores them,
 defaults applied), so that the in-container network (``wget``, ``curl``, ``nslookup`` in an
-exec'd process: :class:`k8semu.server.portforward.PodNetwork`) and, later, kube-proxy or other
+exec'd process: :class:`k8semu.node.podnetwork.PodNetwork`) and, later, kube-proxy or other
 traffic can share one reading of the rules.
 
 Semantics mirrored from the Kubernetes API reference and the "Network Policies" concept page

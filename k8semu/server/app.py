@@ -1019,6 +1019,10 @@ class APIApp:
             run = program.start(start, wall_clock=lambda t: epoch + timedelta(seconds=t), stdin=feed)
         except ValueError:
             run = None
+        else:
+            from ..node.podnetwork import PastNetwork
+
+            run.network = PastNetwork(api, pod, run)  # its wget/curl/nslookup as the kubelet's run had them
 
         def lines(until: float) -> list[tuple[float, bytes]]:
             if run is None:

@@ -16,7 +16,7 @@ HTTP server through the API server. As upstream's pod and service ``ResourceLoca
   503 ``no endpoints available for service "kubernetes:443"`` on a real cluster too;
 - RBAC: the request's verb (``get`` for GET, ``create`` for POST, …) on ``pods/proxy`` /
   ``services/proxy``;
-- the answer is the container's (:meth:`.portforward.PodTarget.answer`: status, headers, body);
+- the answer is the container's (:meth:`k8semu.node.podnetwork.PodTarget.answer`: status, headers, body);
   a refused connection is 503 ``error trying to reach service: dial tcp IP:PORT: connect:
   connection refused``.
 """
@@ -106,7 +106,7 @@ def locate(api: Any, ctx: RequestContext, method: str, namespace: str, resource:
 
 def answer(api: Any, pod: dict[str, Any], port: int, method: str, target: str) -> tuple[int, list[tuple[str, str]], bytes]:
     """The container's HTTP answer: (status, headers, body)."""
-    from .portforward import ForwardError, PodTarget
+    from ..node.podnetwork import ForwardError, PodTarget
 
     ip = (pod.get("status") or {}).get("podIP") or ""
     refused = _unavailable(f"error trying to reach service: dial tcp {ip}:{port}: connect: connection refused")

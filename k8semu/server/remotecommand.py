@@ -243,6 +243,9 @@ def container_run(api: Any, pod: Mapping[str, Any], container: str, at: float) -
 
     feed = container_stdin(st.get("containerID")) if specs[container].get("stdin") else None
     run = program.start(started, wall_clock=lambda v: epoch + timedelta(seconds=v), stdin=feed)
+    from ..node.podnetwork import PastNetwork
+
+    run.network = PastNetwork(api, dict(pod), run)  # wget, curl, nslookup reach the cluster (as it was)
     run.advance(at)
     if run.exited is not None:
         raise missing
@@ -251,9 +254,6 @@ def container_run(api: Any, pod: Mapping[str, Any], container: str, at: float) -
             run.dirs.add(path)
         else:
             run.fs[path] = text
-    from .portforward import PodNetwork
-
-    run.network = PodNetwork(api, dict(pod))  # wget, curl, nslookup reach the cluster
     return run
 
 

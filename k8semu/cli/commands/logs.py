@@ -90,6 +90,10 @@ def container_log_lines(pod: Mapping[str, Any], container: Mapping[str, Any], st
         return []
     wall = (lambda t: epoch + timedelta(seconds=t)) if epoch is not None else None
     run = program.start(started, wall_clock=wall)
+    if api is not None:
+        from ...node.podnetwork import PastNetwork
+
+        run.network = PastNetwork(api, pod, run)  # its wget/curl/nslookup as the kubelet's run had them
     out = []
     for eff in run.advance(until):
         if type(eff).__name__ == "LogLine":
