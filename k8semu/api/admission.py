@@ -29,6 +29,10 @@ in upstream's order:
   ``spec.overhead`` and its ``scheduling`` nodeSelector and tolerations are
   merged into the pod's (between StorageObjectInUseProtection and
   ResourceQuota, as in kube-apiserver's ``AllOrderedPlugins``).
+- ``PodSecurity``: the Pod Security Standards a namespace's ``pod-security.kubernetes.io/*``
+  labels ask for (:mod:`.podsecurity`): enforce refuses a pod, warn adds a warning, a workload's
+  pod template is warned about; namespace label values are validated (after ServiceAccount, as
+  in upstream's order).
 - ``ValidatingAdmissionPolicy``: the CEL policies of ``validatingadmissionpolicies`` bound by
   ``validatingadmissionpolicybindings`` (:mod:`.admissionpolicy`), just before ResourceQuota.
 """
@@ -547,6 +551,107 @@ class ResourceQuotaAdmission(_Plugin):
                 )
 
 
+class PodSecurity(_Plugin):
+    """Upstream's ``PodSecurity`` plugin (plugin/pkg/admission/security/podsecurity over
+    k8s.io/pod-security-admission), with the default configuration: ``privileged:latest`` for
+    every mode unless the namespace's ``pod-security.kubernetes.io/*`` labels say otherwise, no
+    exemptions. The policy itself is :mod:`.podsecurity`. On create and update only:
+
+    - **Namespaces** (not their subresources): a bad label value is refused on create, and on
+      an update that changes it (``Namespace "x" is invalid: metadata.labels[pod-security.kubernetes.io/enforce]:
+      Invalid value: "foo": must be one of privileged, baseline, restricted``, 422). An update
+      that makes the enforce policy stricter checks the namespace's pods and adds warnings
+      (``existing pods in namespace "x" violate the new PodSecurity enforce level "baseline:latest"``,
+      ``web-abc (and 1 other pod): host namespaces, privileged``), a dry run too.
+    - **Pods** (create; an update only when upstream's ``isSignificantPodUpdate`` says so, e.g.
+      the ``ephemeralcontainers`` subresource adding one; never ``status``, ``binding``,
+      ``eviction``…): enforce refuses, 403 ``pods "x" is forbidden: violates PodSecurity
+      "restricted:latest": <reason> (<detail>), …``; otherwise warn adds the warning ``would
+      violate PodSecurity "restricted:latest": …``.
+    - **Workloads** (Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs, CronJobs,
+      ReplicationControllers, PodTemplates; not their subresources): the pod template gets warn
+      (and audit) only, never enforce — the controller's pods are what enforce refuses.
+
+    Audit mode has nothing to write to (k8semu keeps no audit log): it is not evaluated.
+    """
+
+    name = "PodSecurity"
+    takes_subresource = True
+
+    def _namespace_labels(self, ns: str | None) -> dict:
+        rec = self.server.log.get(f"/registry/namespaces/{ns}") if ns else None
+        return ((rec.object.get("metadata") or {}).get("labels") or {}) if rec is not None else {}
+
+    def validate(self, op, info, obj, old, ctx, subresource=""):
+        if op not in ("create", "update") or info.group not in ("", "apps", "batch"):
+            return
+        from . import podsecurity as psa
+
+        if (info.group, info.plural) == ("", "namespaces"):
+            if not subresource:
+                self._validate_namespace(psa, op, obj, old, ctx)
+            return
+        if (info.group, info.plural) == ("", "pods"):
+            if subresource in psa.IGNORED_POD_SUBRESOURCES:
+                return
+            policy, _ = psa.policy_to_evaluate(self._namespace_labels(_ns_of(obj)))
+            if policy.fully_privileged():
+                return
+            if op == "update" and old is not None and not psa.is_significant_pod_update(obj, old):
+                return
+            self._evaluate(psa, policy, info, obj, obj.get("metadata"), obj.get("spec"), ctx, enforce=True)
+            return
+        if (info.group, info.plural) not in psa.POD_CONTROLLER_RESOURCES or subresource:
+            return
+        policy, _ = psa.policy_to_evaluate(self._namespace_labels(_ns_of(obj)))
+        if policy.warn.level == psa.PRIVILEGED:  # (and audit, which is not evaluated here)
+            return
+        template = psa.pod_template_of(info.plural, obj)
+        if template is None:
+            return
+        self._evaluate(psa, policy, info, obj, template.get("metadata"), template.get("spec"), ctx, enforce=False)
+
+    def _evaluate(self, psa, policy, info, obj, pod_meta, pod_spec, ctx, *, enforce: bool) -> None:
+        cached: dict = {}
+        if enforce:
+            results = cached[policy.enforce] = psa.check_pod(policy.enforce, pod_spec, pod_meta)
+            if results:
+                raise errors.Forbidden.for_resource(
+                    info.plural, info.group, (obj.get("metadata") or {}).get("name", ""),
+                    f"violates PodSecurity {_go_quoted(str(policy.enforce))}: {psa.forbidden_detail(results)}")
+        if ctx is None or ctx.warnings is None:
+            return
+        results = cached.get(policy.warn)
+        if results is None:
+            results = psa.check_pod(policy.warn, pod_spec, pod_meta)
+        if results:
+            ctx.warnings.append(
+                f"would violate PodSecurity {_go_quoted(str(policy.warn))}: {psa.forbidden_detail(results)}")
+
+    def _validate_namespace(self, psa, op, obj, old, ctx) -> None:
+        name = (obj.get("metadata") or {}).get("name", "")
+        new_policy, new_errs = psa.policy_to_evaluate((obj.get("metadata") or {}).get("labels"))
+        if op == "create":
+            if new_errs:
+                raise errors.Invalid("Namespace", "", name, new_errs)
+            return
+        old_policy, old_errs = psa.policy_to_evaluate(((old or {}).get("metadata") or {}).get("labels"))
+        if new_errs and (not old_errs or [e.text() for e in new_errs] != [e.text() for e in old_errs]):
+            raise errors.Invalid("Namespace", "", name, new_errs)
+        if not psa.namespace_update_needs_pod_check(new_policy, old_policy):
+            return
+        if ctx is None or ctx.warnings is None:
+            return
+        pods = [r.object for r in self.server.log.range(f"/registry/pods/{name}/")]
+        ctx.warnings.extend(psa.evaluate_pods_in_namespace(name, pods, new_policy.enforce))
+
+
+def _go_quoted(s: str) -> str:
+    from .gofmt import go_quote
+
+    return go_quote(s)
+
+
 def default_admission_chain(server: "APIServer") -> AdmissionChain:
     """The plugins enabled by default, in kube-apiserver's order."""
     from .admissionpolicy import ValidatingAdmissionPolicyAdmission
@@ -555,6 +660,7 @@ def default_admission_chain(server: "APIServer") -> AdmissionChain:
         NamespaceLifecycle(server),
         LimitRanger(server),
         ServiceAccountAdmission(server),
+        PodSecurity(server),
         Priority(server),
         DefaultTolerationSeconds(server),
         StorageObjectInUseProtection(server),
