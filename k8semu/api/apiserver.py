@@ -43,7 +43,7 @@ from ..store import (
     RevisionMismatch,
     collector_paused,
 )
-from . import ephemeralcontainers, errors, strategy
+from . import ephemeralcontainers, errors, podresize, strategy
 from .auth import Attributes, UserInfo, admin
 from .meta import DEFAULT_EPOCH, format_time, new_uid, random_suffix, share_equal_parts
 from .customresources import CRD_RESOURCE, CustomResourceInfo, CustomResources
@@ -880,6 +880,9 @@ class APIServer:
             errs = ephemeralcontainers.update_errors(obj, old)
             if errs:
                 raise errors.Invalid(info.kind, info.group, name, errs)
+        elif subresource == podresize.SUBRESOURCE and info.kind == "Pod" and not info.group:
+            obj = podresize.prepare_for_update(obj, old)
+            podresize.validate_update(obj, old)
         else:
             obj = strategy.prepare_for_update(obj, old, subresource)
             self._validate_for(info, obj, old, ctx)

@@ -51,7 +51,23 @@ a :class:`PodWorker` that follows the kubelet's pod sync
    for 10 minutes) and image-pull back-off the same way;
 8. status: one ``pods/status`` update per change, computed by
    :mod:`k8semu.node.status`;
-9. graceful termination on ``deletionTimestamp``: ``Killing`` events,
+9. in-place resize (``pods/NAME/resize``, :mod:`k8semu.api.podresize`), as the 1.33
+   kubelet's ``handlePodResourcesResize``/``canResizePod``: when a container's ``resources``
+   in the spec differ from what the kubelet allocated, a resize needing more than the node's
+   allocatable is ``PodResizePending`` reason ``Infeasible`` (``Node didn't have enough
+   capacity: cpu, requested: 5000, capacity: 3800``: millicores, or bytes for memory), one
+   that does not fit beside the other pods' allocations ``PodResizePending`` reason
+   ``Deferred`` (admission's message, ``Node didn't have enough resource: cpu, requested:
+   …, used: …, capacity: …``) and is retried when the pods' allocations change; otherwise it
+   is allocated and actuated, with
+   ``PodResizeInProgress`` until the runtime applied it (:data:`RESIZE_ACTUATION_DELAY`
+   virtual seconds, or the restart of a container whose ``resizePolicy`` says
+   ``RestartContainer`` for a changed resource: ``Killing`` ``Container app resize requires
+   restart``, restarted at once, ``restartCount`` + 1); then ``containerStatuses[].resources``
+   shows the new values. 1.33 records no resize events. Every running resizable container's
+   status carries ``resources`` (the applied requests and limits), as 1.33's; its
+   ``allocatedResources`` stays unset (``InPlacePodVerticalScalingAllocatedStatus`` is off);
+10. graceful termination on ``deletionTimestamp``: ``Killing`` events,
    SIGTERM, SIGKILL when the grace period ends, sidecars last; then the
    terminal status, ``delete(grace_period_seconds=0)`` and the IP released.
 
@@ -85,7 +101,8 @@ from ..api import errors
 from ..api.auth import node as node_user
 from ..api.meta import format_micro_time, parse_time
 from ..api.pods import qos_class
-from ..api.quantity import bytes_value
+from ..api.podresize import semantic_equal
+from ..api.quantity import bytes_value, cpu_millis
 from ..api.tokens import token_signer
 from ..client.component import Component
 from ..client.events import NORMAL, WARNING, EventRecorder
@@ -116,6 +133,10 @@ BACKOFF_MAX = 300.0
 IMAGE_BACKOFF_RESYNC = 1.0  # the pod worker's quick retry after ErrImagePull shows ImagePullBackOff
 #: the pod worker's ``backOffPeriod``: a sync that failed (CreateContainerConfigError) is retried after it
 CONFIG_ERROR_RESYNC = podvolumes.POD_WORKER_BACKOFF
+#: virtual seconds from a resize's allocation to the runtime having applied it in place (the
+#: kubelet's next look at the runtime, a PLEG relist period): ``PodResizeInProgress`` meanwhile
+RESIZE_ACTUATION_DELAY = 1.0
+_RESIZE_CONDITIONS = ("PodResizePending", "PodResizeInProgress")
 _EPS = 1e-9
 _MAX_SPINS = 32
 _STALE = object()  # PodWorker.next_due: not computed since the worker last changed
@@ -318,6 +339,8 @@ class Slot:
     probes: dict[str, ProbeWorker] = attrs.field(factory=dict)
     resync_at: float | None = None
     kill_at: float | None = None
+    #: killed for a resize whose ``resizePolicy`` is ``RestartContainer``: started again at once
+    resize_restart: bool = False
 
     @property
     def name(self) -> str:
@@ -364,8 +387,17 @@ class PodWorker:
         self.vols = podvolumes.PodVolumes(pod, kubelet.host_files, now)
         #: :meth:`next_due`'s answer while the worker's state is unchanged (``_STALE``: recompute)
         self._next_due: float | None | object = _STALE
-        #: (``spec`` object, requests) of :meth:`requests`
+        #: (``spec`` or allocation object, requests) of :meth:`requests`
         self._requests: tuple[Any, dict[str, int]] | None = None
+        #: in-place resize: container name -> the ``resources`` the kubelet allocated (None
+        #: before admission), and -> what the runtime applied to its running instance
+        self.allocated: dict[str, Obj] | None = None
+        self.actual: dict[str, Obj] = {}
+        #: (reason, message, since) of ``PodResizePending``; since when ``PodResizeInProgress``
+        self.resize_pending: tuple[str, str, float] | None = None
+        self.resize_since: float | None = None
+        #: when the runtime has applied an accepted resize in place
+        self.actuate_at: float | None = None
 
     def add_ephemeral(self) -> None:
         """Give each ephemeral container of the pod's spec that has none a slot (``kubectl
@@ -475,6 +507,8 @@ class PodWorker:
                 out.append((s.pull_backoff.last_update + s.pull_backoff.delay, True))
         if self.terminating and self.kill_deadline is not None:
             out.append((self.kill_deadline, True))
+        if self.actuate_at is not None and not self.terminating:
+            out.append((self.actuate_at, True))
         if self.admitted and not self.terminating and not self.vols.ready:
             out += self.vols.due(self.pod, self._source(), self._downward())
         return out
@@ -529,6 +563,7 @@ class PodWorker:
                 break
             if not self._ensure_sandbox(now):
                 break
+            self._handle_resize(now)
             self._run_containers(now)
             self._probe(now)
             self._run_containers(now)
@@ -587,17 +622,193 @@ class PodWorker:
             return False
         self.admitted = True
         self.start_time = now
+        self.allocated = self._desired()
         return True
 
     def requests(self) -> dict[str, int]:
         """The pod's effective requests (:func:`k8semu.node.status.pod_requests`: ``cpu`` in
-        millicores, ``memory`` in bytes), computed again only when the pod's ``spec`` object
-        is replaced."""
-        spec = self.pod.get("spec")
+        millicores, ``memory`` in bytes) from its allocated resources once admitted (from its
+        spec before), computed again only when the allocation (or the spec) object is
+        replaced."""
+        key = self.allocated if self.allocated is not None else self.pod.get("spec")
         cached = self._requests
-        if cached is None or cached[0] is not spec:
-            cached = self._requests = (spec, podstatus.pod_requests(self.pod))
+        if cached is None or cached[0] is not key:
+            pod = self.pod if self.allocated is None else self._with_resources(self.allocated)
+            cached = self._requests = (key, podstatus.pod_requests(pod))
         return cached[1]
+
+    # ---------------------------------------------------------------- in-place resize
+    def _resizable(self) -> list[Slot]:
+        """The slots whose resources can be resized: regular containers and sidecars."""
+        return [s for s in self.slots if s.kind in ("regular", "sidecar")]
+
+    def _desired(self) -> dict[str, Obj]:
+        """Container name -> the ``resources`` the pod's spec asks for (resizable containers)."""
+        spec = self.pod.get("spec") or {}
+        out: dict[str, Obj] = {}
+        for c in list(spec.get("initContainers") or ()) + list(spec.get("containers") or ()):
+            if c in (spec.get("containers") or ()) or podstatus.is_sidecar(c):
+                out[c["name"]] = c.get("resources") or {}
+        return out
+
+    def _with_resources(self, resources: dict[str, Obj]) -> Obj:
+        """The pod with its containers' ``resources`` replaced by ``resources`` (by name)."""
+        spec = dict(self.pod.get("spec") or {})
+        for key in ("initContainers", "containers"):
+            if spec.get(key):
+                spec[key] = [{**c, "resources": resources[c["name"]]} if c.get("name") in resources else c
+                             for c in spec[key]]
+        return {**self.pod, "spec": spec}
+
+    def _can_resize(self, desired: dict[str, Obj]) -> tuple[bool, str, str]:
+        """upstream 1.33 ``canResizePod``: (fits, reason, message). More than the node's
+        allocatable: ``Infeasible``; not beside the other admitted pods' allocations (their
+        :meth:`requests`): ``Deferred`` with admission's message."""
+        k = self.k
+        allocatable = k.allocatable()
+        want = podstatus.pod_requests(self._with_resources(desired))
+        cpu_cap = cpu_millis(allocatable.get("cpu", "0"))
+        mem_cap = bytes_value(allocatable.get("memory", "0"))
+        if want["cpu"] > cpu_cap or want["memory"] > mem_cap:
+            if want["memory"] > mem_cap:
+                msg = f"memory, requested: {want['memory']}, capacity: {mem_cap}"
+            else:
+                msg = f"cpu, requested: {want['cpu']}, capacity: {cpu_cap}"
+            return False, "Infeasible", "Node didn't have enough capacity: " + msg
+        active = [w for w in k.ordered_workers() if w is not self and w.admitted and not w.final
+                  and not w.rejected and not w.gone]
+        verdict = podstatus.admit(self, active, allocatable,
+                                  requests=lambda w: want if w is self else w.requests())
+        if verdict is not None:
+            return False, "Deferred", verdict[1]
+        return True, "", ""
+
+    def _handle_resize(self, now: float) -> None:
+        """upstream ``handlePodResourcesResize``: allocate a resize that fits, else say why it is
+        pending; apply an allocated one in place once :attr:`actuate_at` has come."""
+        if self.allocated is None or self.terminating or (self.pod.get("metadata") or {}).get("deletionTimestamp"):
+            return
+        desired = self._desired()
+        if semantic_equal(desired, self.allocated):
+            self.resize_pending = None
+        else:
+            fits, reason, message = self._can_resize(desired)
+            if fits:
+                self._allocate(desired, now)
+            elif self.resize_pending is None or self.resize_pending[:2] != (reason, message):
+                self.resize_pending = (reason, message, now)
+        if self.actuate_at is not None and now >= self.actuate_at - _EPS:
+            self.actuate_at = None
+            for s in self._resizable():
+                c = s.current
+                if c is not None and c.running and not s.resize_restart:
+                    self._apply_resources(s, c)
+        if self.resize_since is not None and not self._resize_in_progress():
+            self.resize_since = None
+
+    def _allocate(self, desired: dict[str, Obj], now: float) -> None:
+        old = self.allocated or {}
+        self.allocated = desired
+        self.resize_pending = None
+        for s in self._resizable():
+            res = desired.get(s.name) or {}
+            was = old.get(s.name) or {}
+            if semantic_equal(res, was):
+                continue
+            s.spec = {**s.spec, "resources": res}
+            s.crash_backoff = Backoff()  # upstream resets the container's crash back-off
+            c = s.current
+            if c is None or not c.running or s.resize_restart:
+                continue
+            if self._needs_restart(s, res, was):
+                self.event(s, NORMAL, "Killing", f"Container {s.name} resize requires restart")
+                self.k.runtime.signal_term(c, now)
+                if c.running:
+                    s.kill_at = now + self._grace()
+                s.resize_restart = True
+                s.ready = s.started = False
+        self.actuate_at = now + RESIZE_ACTUATION_DELAY
+        if self.resize_since is None:
+            self.resize_since = now
+
+    @staticmethod
+    def _needs_restart(s: Slot, new: Obj, old: Obj) -> bool:
+        """Whether a changed resource's ``resizePolicy`` is ``RestartContainer``."""
+        policies = {p.get("resourceName"): p.get("restartPolicy") for p in s.spec.get("resizePolicy") or ()}
+        for r in ("cpu", "memory"):
+            changed = any(not semantic_equal((new.get(part) or {}).get(r), (old.get(part) or {}).get(r))
+                          for part in ("requests", "limits"))
+            if changed and policies.get(r) == "RestartContainer":
+                return True
+        return False
+
+    def _apply_resources(self, s: Slot, c: Container) -> None:
+        """UpdateContainerResources: the running instance gets the allocated limits."""
+        res = (self.allocated or {}).get(s.name) or {}
+        self.actual[s.name] = res
+        limits = res.get("limits") or {}
+        mem = bytes_value(limits["memory"]) if "memory" in limits else None
+        cpu = cpu_millis(limits["cpu"]) if "cpu" in limits else None
+        c.memory_limit = mem
+        run = c.run
+        program = getattr(run, "program", None)
+        if program is not None:
+            try:
+                run.program = attrs.evolve(program, memory_limit=mem, cpu_limit=cpu)  # type: ignore[union-attr]
+            except (TypeError, AttributeError):
+                pass
+
+    def _adopt_allocation(self, st: Obj, now: float) -> None:
+        """Rebuild the allocation from the recorded status (upstream keeps it in a checkpoint):
+        each container's ``resources`` there, or — while ``PodResizeInProgress`` — the spec's,
+        applied :data:`RESIZE_ACTUATION_DELAY` later; the spec's when none is recorded."""
+        desired = self._desired()
+        by_name = {c.get("name"): c for key in ("initContainerStatuses", "containerStatuses")
+                   for c in st.get(key) or ()}
+        in_progress = any(c.get("type") == "PodResizeInProgress" for c in st.get("conditions") or ())
+        recorded = {name: by_name[name]["resources"] for name in desired
+                    if name in by_name and by_name[name].get("resources") is not None}
+        self.actual = {name: recorded.get(name, res) for name, res in desired.items()}
+        if in_progress:
+            self.allocated = desired
+            self.actuate_at = now + RESIZE_ACTUATION_DELAY
+            self.resize_since = now
+        else:
+            self.allocated = dict(self.actual)
+        for cond in st.get("conditions") or ():
+            if cond.get("type") == "PodResizePending":
+                self.resize_pending = (cond.get("reason") or "", cond.get("message") or "",
+                                       parse_time(self.k.api.epoch, cond["lastTransitionTime"])
+                                       if cond.get("lastTransitionTime") else now)
+        for s in self._resizable():
+            if s.name in self.allocated:
+                s.spec = {**s.spec, "resources": self.allocated[s.name]}
+
+    def _resize_in_progress(self) -> bool:
+        """Whether an allocated resize is not yet applied to a running resizable container."""
+        if self.allocated is None:
+            return False
+        if self.actuate_at is not None:
+            return True
+        for s in self._resizable():
+            c = s.current
+            if c is not None and c.running and not semantic_equal(self.actual.get(s.name),
+                                                                   self.allocated.get(s.name)):
+                return True
+        return False
+
+    def _resize_conditions(self) -> list[Obj]:
+        """``PodResizeInProgress`` then ``PodResizePending`` (status True), when they hold."""
+        ts = self.k.api.timestamp
+        out = []
+        if self.resize_since is not None and self._resize_in_progress():
+            out.append({"type": "PodResizeInProgress", "status": "True",
+                        "lastProbeTime": ts(self.resize_since), "lastTransitionTime": ts(self.resize_since)})
+        if self.resize_pending is not None:
+            reason, message, since = self.resize_pending
+            out.append({"type": "PodResizePending", "status": "True", "lastProbeTime": ts(since),
+                        "lastTransitionTime": ts(since), "reason": reason, "message": message})
+        return out
 
     def _ensure_sandbox(self, now: float) -> bool:
         if self.sandbox:
@@ -703,7 +914,10 @@ class PodWorker:
                     if s.pull is not None:
                         return  # pulls block the pod worker, later containers wait
                 continue
-            if not c.running and self._should_restart(c):
+            if not c.running and s.resize_restart and not self.terminating:
+                s.resize_restart = False
+                self._start(s, now)
+            elif not c.running and self._should_restart(c):
                 self._restart(s, now)
         # ephemeral containers start once, beside the others, and are never restarted
         for s in self.slots:
@@ -722,7 +936,11 @@ class PodWorker:
         if c is None:
             self._start(s, now)
         elif not c.running and not self.terminating:
-            self._restart(s, now)
+            if s.resize_restart:
+                s.resize_restart = False
+                self._start(s, now)
+            else:
+                self._restart(s, now)
 
     def _restart(self, s: Slot, now: float) -> None:
         """doBackOff, then start a new instance of the container."""
@@ -841,6 +1059,8 @@ class PodWorker:
         s.current = c
         s.waiting = None
         s.kill_at = None
+        if self.allocated is not None and s.name in self.allocated:
+            self.actual[s.name] = self.allocated[s.name]  # created with the allocated resources
         self._reset_probes(s, now)
         return True
 
@@ -1036,6 +1256,11 @@ class PodWorker:
             out["containerID"] = cid
         if s.kind != "ephemeral":  # only probed containers say whether they started
             out["started"] = bool(s.started and c is not None and c.running)
+        alloc = (self.allocated or {}).get(s.name) if s.kind in ("regular", "sidecar") else None
+        if alloc is not None and c is not None and c.running:
+            # what the runtime applied (1.33 writes no ``allocatedResources``: its gate is off)
+            applied = self.actual.get(s.name, alloc)
+            out["resources"] = {k: dict(v) for k, v in applied.items() if k in ("limits", "requests") and v}
         return out
 
     def compute_status(self, now: float, terminal: bool = False) -> Obj:
@@ -1050,11 +1275,13 @@ class PodWorker:
             phase = old["phase"]
         conds = podstatus.conditions(self.pod, init, regular, phase, self.sandbox and not terminal)
         stamp = k.api.timestamp(now)
+        old_conds = [c for c in old.get("conditions") or (self.pod.get("status") or {}).get("conditions") or []
+                     if c.get("type") not in _RESIZE_CONDITIONS]
         status: Obj = {
             "phase": phase,
-            "conditions": podstatus.merge_conditions(old.get("conditions") or
-                                                     (self.pod.get("status") or {}).get("conditions") or [],
-                                                     conds, stamp),
+            # the resize conditions first, as upstream's generateAPIPodStatus
+            "conditions": ([] if terminal or phase in ("Succeeded", "Failed") else self._resize_conditions())
+            + podstatus.merge_conditions(old_conds, conds, stamp),
             "hostIP": k.cfg.internal_ip,
             "hostIPs": [{"ip": k.cfg.internal_ip}],
         }
@@ -1139,6 +1366,7 @@ class PodWorker:
         if not st.get("startTime"):
             return
         self.admitted = True
+        self._adopt_allocation(st, now)
         epoch = k.api.epoch
         self.start_time = parse_time(epoch, st["startTime"])
         self._probe_ticker_origin = self.start_time
@@ -1255,6 +1483,8 @@ class Kubelet(Component):
         self._last_report = -1e18
         self._last_node_status: Obj | None = None
         self._started = False
+        #: the admitted pods' allocations when the deferred resizes were last looked at
+        self._resize_fingerprint: Any = None
         from .static_pods import StaticPodSource
 
         # the "file" source: kubeadm's static pods (none in a cluster made without kubeadm's addons)
@@ -1490,6 +1720,24 @@ class Kubelet(Component):
             w.sync(now)
         for uid in [u for u, w in self.workers.items() if w.gone]:
             del self.workers[uid]
+        self._retry_deferred_resizes()
+
+    def _retry_deferred_resizes(self) -> None:
+        """Deferred resizes are tried again when the admitted pods' allocations change (a pod
+        gone or finished, another resize), as upstream's kubelet retries pending resizes."""
+        deferred = [w for w in self.ordered_workers()
+                    if w.resize_pending is not None and w.resize_pending[0] == "Deferred" and not w.final]
+        if not deferred:
+            self._resize_fingerprint = None
+            return
+        fingerprint = tuple((w.uid, tuple(sorted(w.requests().items()))) for w in self.ordered_workers()
+                            if w.admitted and not w.final and not w.rejected and not w.gone)
+        if fingerprint != self._resize_fingerprint:
+            if self._resize_fingerprint is not None:
+                for w in deferred:
+                    self._dirty[w.uid] = None
+                self._kick()
+            self._resize_fingerprint = fingerprint
 
     def _apply_cache(self, uid: str, now: float) -> None:
         pod = next(iter(self.pods.indexer.by_index("uid", uid)), None)

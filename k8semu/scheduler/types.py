@@ -123,13 +123,22 @@ def pod_requests(pod: Mapping[str, Any], *, non_missing_defaults: bool = False) 
     in integer units (bytes, counts), each rounded up. Resources summing to zero
     are kept (as upstream keeps the keys).
 
+    In-place resize (1.33's ``UseStatusResources``): a container (or sidecar) whose status
+    reports ``resources`` counts, per resource, the largest of its spec requests, the
+    status's ``resources.requests`` and ``allocatedResources`` — or, while the pod's resize
+    is ``PodResizePending``/``Infeasible``, of the latter two only (the spec's will not be
+    granted).
+
     Raises:
         ValueError: an unparseable quantity (validation normally rejects these).
     """
     spec = pod.get("spec") or {}
+    statuses = _resize_statuses(pod)
 
     def reqs_of(c: Mapping[str, Any]) -> dict[str, Amount]:
         raw = (c.get("resources") or {}).get("requests") or {}
+        if statuses and (cs := statuses.get(c.get("name"))) is not None:
+            raw = _status_requests(raw, cs, statuses.get("") is not None)
         out = {k: _amount(k, v) for k, v in raw.items()}
         if non_missing_defaults:
             out.setdefault(CPU, DEFAULT_MILLI_CPU_REQUEST)
@@ -170,6 +179,48 @@ def pod_requests(pod: Mapping[str, Any], *, non_missing_defaults: bool = False) 
         for k, v in overhead.items():
             total[k] = total.get(k, 0) + _amount(k, v)
     return {k: (v if type(v) is int else -(-v.numerator // v.denominator)) for k, v in total.items()}
+
+
+def _resize_statuses(pod: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Container name -> status, for the containers and sidecars whose status reports
+    ``resources`` (None when none does: the usual case, costing one look); the key ``""`` is
+    set when the pod's resize is ``PodResizePending`` reason ``Infeasible``."""
+    status = pod.get("status")
+    if not status:
+        return None
+    out: dict[str, Any] = {}
+    for key in ("containerStatuses", "initContainerStatuses"):
+        for cs in status.get(key) or ():
+            if cs.get("resources") is not None:
+                out[cs.get("name")] = cs
+    if not out:
+        return None
+    init_names = {c.get("name") for c in (pod.get("spec") or {}).get("initContainers") or ()
+                  if c.get("restartPolicy") != "Always"}
+    for name in init_names:
+        out.pop(name, None)  # non-restartable init containers are not resized
+    for cond in status.get("conditions") or ():
+        if cond.get("type") == "PodResizePending":
+            if cond.get("reason") == "Infeasible":
+                out[""] = cond
+            break
+    return out
+
+
+def _status_requests(spec_requests: Mapping[str, Any], cs: Mapping[str, Any], infeasible: bool) -> dict[str, Any]:
+    """upstream ``determineContainerReqs``: per resource the largest of the spec's requests
+    (unless the resize is infeasible), the status's applied ones and the allocated ones."""
+    lists = [((cs.get("resources") or {}).get("requests") or {}), cs.get("allocatedResources") or {}]
+    if not infeasible:
+        lists.insert(0, spec_requests)
+    out: dict[str, Any] = {}
+    best: dict[str, Any] = {}
+    for rl in lists:
+        for k, v in rl.items():
+            a = _amount(k, v)
+            if k not in best or a > best[k]:
+                best[k], out[k] = a, v
+    return out
 
 
 @dataclass(slots=True)

@@ -10,8 +10,9 @@ of object key string`` (strategic merge), ``… (BadRequest): error decoding
 patch: invalid character …`` (merge and JSON patches); other text is read as
 YAML (``error: unable to parse "…": yaml: …`` when it is not). As kubectl, each object is read first and compared with
 what the PATCH returns: ``deployment.apps/web patched``, or ``… patched (no
-change)`` when nothing changed. ``--subresource status|scale`` patches that
-subresource. Then the cluster settles (or runs ``--for``).
+change)`` when nothing changed. ``--subresource status|scale|resize`` patches that
+subresource (kubectl 1.33's choices; ``resize``: a pod's container resources in place,
+:mod:`k8semu.api.podresize`). Then the cluster settles (or runs ``--for``).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-p", "--patch", help="the patch (JSON or YAML)")
     p.add_argument("--patch-file", help="a file holding the patch")
     p.add_argument("--type", default="strategic", choices=sorted(PATCH_TYPES))
-    p.add_argument("--subresource", default="", choices=["", "status", "scale"])
+    p.add_argument("--subresource", default="", choices=["", "status", "scale", "resize"])
     p.add_argument("--local", action=GoBool, default=False,
                    help="patch the -f objects locally and print them; nothing is sent")
     p.add_argument("--field-manager", default=FIELD_MANAGER, help=f"field manager (default {FIELD_MANAGER})")
