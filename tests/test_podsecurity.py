@@ -383,6 +383,25 @@ def test_cli_apply_prints_the_warning(k, tmp_path):
     assert err == ["Warning: " + WOULD_NGINX]
 
 
+def test_cli_label_and_create_print_the_servers_warnings(k, tmp_path):
+    """Every command prints the server's warnings as kubectl does, not only apply: the
+    documented ``label --dry-run=server`` check of a namespace's pods, a create's warning."""
+    f = tmp_path / "pod.yaml"
+    f.write_text(json.dumps({**pod("hostnet", "default"), "spec": {
+        "hostNetwork": True, "containers": [{"name": "nginx", "image": "nginx"}]}}))
+    assert k("create", "-f", str(f))[0] == 0
+    rc, out, err = k("label", "--dry-run=server", "--overwrite", "ns", "default", PSA + "enforce=baseline")
+    assert (rc, out) == (0, ["namespace/default labeled (server dry run)"])
+    assert err == ['Warning: existing pods in namespace "default" violate the new PodSecurity enforce level '
+                   '"baseline:latest"', "Warning: hostnet: host namespaces"]
+    assert k("label", "ns", "dev2", PSA + "warn=restricted")[0] == 1  # no such namespace
+    assert k("create", "namespace", "dev2")[0] == 0
+    assert k("label", "ns", "dev2", PSA + "warn=restricted")[0] == 0
+    f.write_text(json.dumps(pod("x", "dev2")))
+    rc, out, err = k("create", "-f", str(f))
+    assert (rc, out, err) == (0, ["pod/x created"], ["Warning: " + WOULD_NGINX])
+
+
 def test_real_kubectl_prints_the_warnings_and_the_refusal(tmp_path):
     """Through ``k8semu serve``: kubectl prints each ``Warning`` header, the 403 as ``Error from
     server (Forbidden)``, and the documented ``kubectl label --dry-run=server`` check."""

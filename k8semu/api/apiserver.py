@@ -190,6 +190,9 @@ class APIServer:
         #: by a key naming what they are (e.g. the kubelets' Service environment); each entry
         #: records the revision it is valid for (see ``EventLog.last_change``)
         self.derived: dict[Any, Any] = {}
+        #: where the warnings of requests made without a context go (the CLI prints them as
+        #: kubectl does; None: dropped)
+        self.default_warnings: list[str] | None = None
         if authorize:
             from .rbac import RBACAuthorizer
 
@@ -324,7 +327,7 @@ class APIServer:
             BadRequest: undecodable / unknown fields (Strict) / namespace mismatch.
             AlreadyExists, Invalid, Forbidden, NotFound (namespace missing).
         """
-        ctx = ctx or RequestContext()
+        ctx = ctx or RequestContext(warnings=self.default_warnings)
         info = self._writable(self.resource(resource))
         custom = isinstance(info, CustomResourceInfo)
         if custom and info.terminating:
@@ -517,7 +520,7 @@ class APIServer:
         Raises:
             NotFound, Forbidden, Expired (compacted revision).
         """
-        ctx = ctx or RequestContext()
+        ctx = ctx or RequestContext(warnings=self.default_warnings)
         info = self.resource(resource)
         ns = self._namespace(info, namespace)
         self._authz(ctx, "get", info, ns, name)
@@ -565,7 +568,7 @@ class APIServer:
         Raises:
             BadRequest (bad selector, bad continue token), Forbidden, Expired.
         """
-        ctx = ctx or RequestContext()
+        ctx = ctx or RequestContext(warnings=self.default_warnings)
         info = self.resource(resource)
         ns = namespace if info.namespaced else None
         self._authz(ctx, "list", info, ns)
@@ -700,7 +703,7 @@ class APIServer:
         Raises:
             Expired (410): N is older than the compact revision.
         """
-        ctx = ctx or RequestContext()
+        ctx = ctx or RequestContext(warnings=self.default_warnings)
         info = self.resource(resource)
         ns = namespace if info.namespaced else None
         self._authz(ctx, "watch", info, ns)
@@ -817,7 +820,7 @@ class APIServer:
         Raises:
             NotFound, Conflict, Invalid, BadRequest, Forbidden.
         """
-        ctx = ctx or RequestContext()
+        ctx = ctx or RequestContext(warnings=self.default_warnings)
         info = self._writable(self.resource(resource))
         meta = _meta(obj)
         name = meta.get("name") or ""
@@ -935,7 +938,7 @@ class APIServer:
         Raises:
             UnsupportedMediaType (unknown patch type), NotFound, Conflict, Invalid, BadRequest.
         """
-        ctx = ctx or RequestContext()
+        ctx = ctx or RequestContext(warnings=self.default_warnings)
         info = self._writable(self.resource(resource))
         ns = self._namespace(info, namespace) if info.namespaced else None
         if patch_type not in PATCH_TYPES or (isinstance(info, CustomResourceInfo)
@@ -1017,7 +1020,7 @@ class APIServer:
         Raises:
             NotFound, Conflict (preconditions), Forbidden, BadRequest (bad policy).
         """
-        ctx = ctx or RequestContext()
+        ctx = ctx or RequestContext(warnings=self.default_warnings)
         info = self._writable(self.resource(resource))
         ns = self._namespace(info, namespace) if info.namespaced else None
         self._authz(ctx, "delete", info, ns, name)
@@ -1220,7 +1223,7 @@ class APIServer:
         dry_run: bool = False,
     ) -> dict[str, Any]:
         """DELETECOLLECTION: delete every matching object; returns the list of what was deleted."""
-        ctx = ctx or RequestContext()
+        ctx = ctx or RequestContext(warnings=self.default_warnings)
         info = self._writable(self.resource(resource))
         ns = namespace if info.namespaced else None
         self._authz(ctx, "deletecollection", info, ns)
@@ -1254,7 +1257,7 @@ class APIServer:
             Conflict: the pod is already bound (``pod X is already assigned to node "N"``)
                 or is being deleted; NotFound.
         """
-        ctx = ctx or RequestContext()
+        ctx = ctx or RequestContext(warnings=self.default_warnings)
         info = self.resource("pods")
         self._authz(ctx, "create", info, namespace, name, "binding")
         target = (binding.get("target") or {}).get("name")
@@ -1308,7 +1311,7 @@ class APIServer:
         """
         from .selectors import selector_from_label_selector
 
-        ctx = ctx or RequestContext()
+        ctx = ctx or RequestContext(warnings=self.default_warnings)
         info = self.resource("pods")
         self._authz(ctx, "create", info, namespace, name, "eviction")
         pod = self._current(info, namespace, name).object
@@ -1367,7 +1370,7 @@ class APIServer:
     def get_scale(self, resource: ResourceRef, name: str, *, namespace: str | None = None,
                   ctx: RequestContext | None = None) -> dict[str, Any]:
         """GET <kind>/NAME/scale: an autoscaling/v1 Scale."""
-        ctx = ctx or RequestContext()
+        ctx = ctx or RequestContext(warnings=self.default_warnings)
         info = self.resource(resource)
         if "scale" not in info.subresources:
             raise errors.NotFound("the server could not find the requested resource")
@@ -1383,7 +1386,7 @@ class APIServer:
                      namespace: str | None = None, ctx: RequestContext | None = None,
                      dry_run: bool = False, field_manager: str | None = None) -> dict[str, Any]:
         """PUT/PATCH <kind>/NAME/scale: set ``spec.replicas``; returns the new Scale."""
-        ctx = ctx or RequestContext()
+        ctx = ctx or RequestContext(warnings=self.default_warnings)
         info = self.resource(resource)
         if "scale" not in info.subresources:
             raise errors.NotFound("the server could not find the requested resource")

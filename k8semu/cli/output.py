@@ -10,7 +10,39 @@ from ..api.errors import StatusError
 from ..api.resources import ResourceInfo
 
 __all__ = ["die", "server_error", "display_name", "dry_run_suffix", "add_dry_run_flag", "dry_run_strategy",
-           "add_output_flag", "list_error"]
+           "add_output_flag", "list_error", "ServerWarnings", "print_warning"]
+
+
+class ServerWarnings(list):
+    """The warnings the API server gives the CLI's requests (its ``Warning`` headers), printed on
+    stderr as they come, as kubectl's default warning handler prints them: ``Warning: <text>``,
+    each text once per command. Install as :attr:`k8semu.api.apiserver.APIServer.default_warnings`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shown: set[str] = set()
+
+    def append(self, text: str) -> None:  # type: ignore[override]
+        super().append(text)
+        if text not in self.shown:
+            self.shown.add(text)
+            print(f"Warning: {text}", file=sys.stderr)
+
+    def extend(self, texts: Any) -> None:  # type: ignore[override]
+        for text in texts:
+            self.append(text)
+
+
+def print_warning(api: Any, text: str) -> None:
+    """``Warning: <text>`` on stderr, once per command: through the API server's
+    :class:`ServerWarnings` when the CLI installed one (so a warning the client works out itself,
+    e.g. ``--validate=warn``'s unknown fields, and the server's same one print once, as kubectl's
+    deduplicating handler prints them), else at once."""
+    sink = getattr(api, "default_warnings", None)
+    if isinstance(sink, ServerWarnings):
+        sink.append(text)
+    else:
+        print(f"Warning: {text}", file=sys.stderr)
 
 
 def die(msg: str, code: int = 1) -> int:

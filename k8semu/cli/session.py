@@ -292,6 +292,10 @@ def _open_cluster(args: argparse.Namespace, path: Path, *, create: bool, read_on
                 lock_path(path).unlink(missing_ok=True)
 
     cluster.close = close_and_unlock  # type: ignore[method-assign]  # the lock lives as long as the open log
+    if serve is None:  # the commands' own requests: their warnings on stderr, as kubectl prints them
+        from .output import ServerWarnings
+
+        cluster.api.default_warnings = ServerWarnings()
     return cluster
 
 

@@ -39,7 +39,7 @@ from ...api.apiserver import APPLY_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, Re
 from ...api.manifest import ManifestError, resource_for
 from ...api.patch import create_three_way_merge_patch
 from ..durations import parse_duration
-from ..output import add_dry_run_flag, die, display_name, dry_run_strategy, dry_run_suffix, server_error
+from ..output import add_dry_run_flag, die, display_name, dry_run_strategy, dry_run_suffix, print_warning, server_error
 from ..parser import GoBool
 from ..session import open_cluster, run_session
 from ..summary import summarize
@@ -226,12 +226,10 @@ def apply_one(api: Any, info: Any, obj: dict[str, Any], ns: str | None, *, serve
     return "configured"
 
 
-def _print_warnings(warnings: list[str], shown: set[str]) -> None:
+def _print_warnings(api: Any, warnings: list[str]) -> None:
     """The server's warnings on stderr as kubectl prints them (``Warning: …``), each text once."""
     for w in warnings:
-        if w not in shown:
-            shown.add(w)
-            print(f"Warning: {w}", file=sys.stderr)
+        print_warning(api, w)
 
 
 def _in_coming_namespace(e: ApplyError, ns: str | None, coming: set[str]) -> bool:
@@ -341,7 +339,6 @@ def run(args: argparse.Namespace) -> int:
         cluster.close()
         return 1
 
-    deprecations: set[str] = set()
 
     async def body(rt):
         nonlocal failed
@@ -359,27 +356,24 @@ def run(args: argparse.Namespace) -> int:
                     continue
                 meta = obj.get("metadata") or {}
                 ns = (meta.get("namespace") or args.namespace or "default") if info.namespaced else None
-            if info.deprecated and info.deprecated not in deprecations:
+            if info.deprecated:
                 # a deprecated version's Warning header (a CRD's ``deprecated: true``), on the first
                 # request for it; kubectl prints each warning text once
-                deprecations.add(info.deprecated)
-                print(f"Warning: {info.deprecated}", file=sys.stderr)
-            shown: set[str] = set()
+                print_warning(api, info.deprecated)
             if validation == "Warn":  # the server's warnings, which kubectl prints as they arrive
                 for warning in unknown_field_warnings(obj, api):
-                    print(f"Warning: {warning}", file=sys.stderr)
-                    shown.add(warning)
+                    print_warning(api, warning)
             server_warnings: list[str] = []
             try:
                 verb = apply_one(api, info, obj, ns, server_side=args.server_side,
                                  force=args.force_conflicts, dry=dry, validation=validation,
                                  field_manager=args.field_manager, warnings=server_warnings)
             except ApplyError as e:
-                _print_warnings(server_warnings, shown)
+                _print_warnings(api, server_warnings)
                 print(server_error(e, e.context(doc.source)), file=sys.stderr)
                 failed += 1
                 continue
-            _print_warnings(server_warnings, shown)
+            _print_warnings(api, server_warnings)
             print(f"{display_name(info, name)} {verb}{suffix}")
             applied.append((info, ns, name))
 

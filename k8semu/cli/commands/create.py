@@ -49,7 +49,8 @@ from ...api import errors
 from ...api.manifest import ManifestError, resource_for
 from ...api.meta import random_suffix
 from ...api.resources import by_kind
-from ..output import add_dry_run_flag, add_output_flag, die, display_name, dry_run_strategy, dry_run_suffix, server_error
+from ..output import (add_dry_run_flag, add_output_flag, die, display_name, dry_run_strategy, dry_run_suffix,
+                      print_warning, server_error)
 from ..printing import ObjectPrinter, typed
 from ..parser import CommandParser, GoBool
 from ..targets import add_run_flags, run_write
@@ -443,7 +444,7 @@ def run(args: argparse.Namespace) -> int:
                 ns = (obj.get("metadata") or {}).get("namespace") or args.namespace or "default"
             if source is not None and validation == "Warn":
                 for warning in unknown_field_warnings(obj, api):
-                    print(f"Warning: {warning}", file=sys.stderr)
+                    print_warning(api, warning)
             if source is not None and ns is not None:  # kubectl's builder sets a manifest's namespace
                 obj = {**obj, "metadata": {**obj.get("metadata", {}), "namespace": ns}}
             if args.save_config:

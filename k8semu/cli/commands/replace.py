@@ -40,7 +40,7 @@ import attrs
 from ...api import errors
 from ...timeline.rerun import ClientWaits
 from ..output import (add_dry_run_flag, add_output_flag, die, display_name, dry_run_strategy, dry_run_suffix,
-                      server_error)
+                      print_warning, server_error)
 from ..targets import add_run_flags, resolve_args, run_write
 from ..validate import add_validate_flag, field_validation, unknown_field_warnings
 from ..parser import GoBool, GoDuration
@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
             context = f'error when replacing "{t.source}": '
             if validation == "Warn":
                 for warning in unknown_field_warnings(t.obj, api):
-                    print(f"Warning: {warning}", file=sys.stderr)
+                    print_warning(api, warning)
             try:
                 if args.force:
                     kind = t.info.kind.lower() + (f".{t.info.group}" if t.info.group else "")
