@@ -355,6 +355,21 @@ def test_pod_logs(v1, web, namespace):
 
 # --------------------------------------------------------------------------- every kind
 
+def _csr_request() -> str:
+    """A PKCS#10 request for CN=jane, O=dev (a fixed EC key), PEM, base64 as ``spec.request`` takes it."""
+    import base64
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.derive_private_key(4242, ec.SECP256R1())
+    req = x509.CertificateSigningRequestBuilder().subject_name(x509.Name([
+        x509.NameAttribute(NameOID.ORGANIZATION_NAME, "dev"), x509.NameAttribute(NameOID.COMMON_NAME, "jane")]))
+    return base64.b64encode(req.sign(key, hashes.SHA256()).public_bytes(serialization.Encoding.PEM)).decode()
+
+
 _EXTRA = [  # one object of each kind nothing in the cluster makes on its own (group/version, namespaced, body)
     ("v1", {"kind": "Secret", "metadata": {"name": "s"}, "stringData": {"k": "v"}}),
     ("v1", {"kind": "PodTemplate", "metadata": {"name": "pt"}, "template": {
@@ -415,6 +430,9 @@ _EXTRA = [  # one object of each kind nothing in the cluster makes on its own (g
         "ingressClassName": "nginx", "rules": [{"host": "web.example", "http": {"paths": [{
             "path": "/", "pathType": "Prefix",
             "backend": {"service": {"name": "web", "port": {"number": 80}}}}]}}]}}),
+    ("certificates.k8s.io/v1", {"kind": "CertificateSigningRequest", "metadata": {"name": "jane"},
+                                "spec": {"request": _csr_request(), "signerName": "kubernetes.io/kube-apiserver-client",
+                                         "usages": ["client auth"]}}),
     ("rbac.authorization.k8s.io/v1", {"kind": "Role", "metadata": {"name": "reader"}, "rules": [
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]}]}),
     ("rbac.authorization.k8s.io/v1", {"kind": "RoleBinding", "metadata": {"name": "reader"},
@@ -458,7 +476,8 @@ def test_every_served_kind_deserializes(api, web, namespace):
         cls = _api_class(gv)(api)
         kind = body["kind"]
         namespaced = kind not in ("PersistentVolume", "StorageClass", "IngressClass", "CustomResourceDefinition",
-                                  "RuntimeClass", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
+                                  "RuntimeClass", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
+                                  "CertificateSigningRequest")
         body = {"apiVersion": gv, **body}
         if namespaced:
             made[kind] = getattr(cls, f"create_namespaced_{_snake(kind)}")(namespace, body)

@@ -33,6 +33,10 @@ in upstream's order:
   labels ask for (:mod:`.podsecurity`): enforce refuses a pod, warn adds a warning, a workload's
   pod template is warned about; namespace label values are validated (after ServiceAccount, as
   in upstream's order).
+- ``CertificateApproval``, ``CertificateSigning``, ``CertificateSubjectRestriction`` (one
+  plugin, :class:`CertificateSigningRequestAdmission`, after RuntimeClass): who may approve
+  or sign a CertificateSigningRequest for its signer, no ``system:masters`` client
+  certificates, and the requesting user filled into a new request.
 - ``ValidatingAdmissionPolicy``: the CEL policies of ``validatingadmissionpolicies`` bound by
   ``validatingadmissionpolicybindings`` (:mod:`.admissionpolicy`), just before ResourceQuota.
 """
@@ -43,7 +47,7 @@ import random
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-from . import errors
+from . import errors, strategy
 from .meta import random_suffix
 from .resources import ResourceInfo
 
@@ -652,6 +656,117 @@ def _go_quoted(s: str) -> str:
     return go_quote(s)
 
 
+class CertificateSigningRequestAdmission:
+    """What kube-apiserver does to CertificateSigningRequests with the request's user, its clock
+    and its authorizer — upstream ``csrStrategy.PrepareForCreate`` / ``populateConditionTimestamps``
+    and three admission plugins — as one admission plugin of the server's chain
+    (:func:`default_admission_chain`):
+
+    * ``admit`` on create: ``spec.username``, ``uid``, ``groups`` and ``extra`` are the requesting
+      user's (whatever the client sent is dropped), ``status`` is emptied; on update: condition
+      timestamps are filled from the virtual clock;
+    * ``validate`` on update: the subresource's own validation (:func:`~k8semu.api.strategy.csr_subresource_errors`,
+      a 422), then ``CertificateApproval`` (an ``/approval`` update needs verb ``approve`` on
+      ``certificates.k8s.io`` ``signers`` named the signer, or ``<domain>/*``: else 403
+      ``user not permitted to approve requests with signerName "…"``) and
+      ``CertificateSigning`` (a ``/status`` update that changes the certificate needs
+      ``sign`` likewise);
+    * ``validate`` on create: ``CertificateSubjectRestriction`` (a
+      ``kubernetes.io/kube-apiserver-client`` request for group ``system:masters`` is refused).
+    """
+
+    name = "CertificateSigningRequest"
+    takes_subresource = True
+
+    def __init__(self, server: Any) -> None:
+        self.server = server
+
+    @staticmethod
+    def _is_csr(info: Any) -> bool:
+        return getattr(info, "group", None) == strategy.CSR_GROUP and getattr(info, "plural", None) == strategy.CSR_PLURAL
+
+    def admit(self, op: str, info: Any, obj: dict, old: dict | None, ctx: Any) -> dict:
+        if not self._is_csr(info):
+            return obj
+        if op == "create":
+            user = ctx.user
+            spec = {k: v for k, v in (obj.get("spec") or {}).items()
+                    if k not in ("username", "uid", "groups", "extra")}
+            if user.name:
+                spec["username"] = user.name
+            if user.uid:
+                spec["uid"] = user.uid
+            if user.groups:
+                spec["groups"] = list(user.groups)
+            if user.extra:
+                spec["extra"] = {k: list(user.extra[k]) for k in sorted(user.extra)}
+            return {**obj, "spec": spec, "status": {}}
+        if op == "update" and old is not None:
+            return strategy.populate_csr_condition_timestamps(obj, old, self.server.timestamp())
+        return obj
+
+    def validate(self, op: str, info: Any, obj: dict, old: dict | None, ctx: Any, subresource: str = "") -> None:
+        from . import errors
+
+        if not self._is_csr(info):
+            return
+        name = (obj.get("metadata") or {}).get("name") or ""
+        if op == "create":
+            self._subject_restriction(obj, name)
+            return
+        if op != "update" or old is None:
+            return
+        errs = strategy.csr_subresource_errors(obj, old, subresource)
+        if errs:
+            raise errors.Invalid("CertificateSigningRequest", strategy.CSR_GROUP, name, errs)
+        if subresource == "approval":
+            signer = (obj.get("spec") or {}).get("signerName") or ""
+            if not self.authorized_for_signer(ctx.user, "approve", signer):
+                raise errors.Forbidden.for_resource(
+                    strategy.CSR_PLURAL, strategy.CSR_GROUP, name, f'user not permitted to approve requests with signerName "{signer}"')
+        elif subresource == "status":
+            from .validation import wire_bytes
+
+            if wire_bytes((obj.get("status") or {}).get("certificate")) != wire_bytes(
+                    (old.get("status") or {}).get("certificate")):
+                signer = (old.get("spec") or {}).get("signerName") or ""
+                if not self.authorized_for_signer(ctx.user, "sign", signer):
+                    raise errors.Forbidden.for_resource(
+                        strategy.CSR_PLURAL, strategy.CSR_GROUP, name, f'user not permitted to sign requests with signerName "{signer}"')
+
+    def authorized_for_signer(self, user: Any, verb: str, signer: str) -> bool:
+        """``IsAuthorizedForSignerName``: ``verb`` on ``certificates.k8s.io`` ``signers`` named
+        ``signer``, or else named ``<domain>/*``. Always True without RBAC (``authorize=False``)."""
+        from .auth import Attributes
+
+        authorizer = getattr(self.server, "_authorizer", None)
+        if authorizer is None:
+            return True
+        for name in (signer, signer.split("/", 1)[0] + "/*"):
+            if authorizer.authorize(Attributes(user=user, verb=verb, api_group=strategy.CSR_GROUP,
+                                               resource="signers", name=name))[0]:
+                return True
+        return False
+
+    @staticmethod
+    def _subject_restriction(obj: dict, name: str) -> None:
+        from . import errors
+        from .validation import parse_csr_pem, wire_bytes
+
+        if (obj.get("spec") or {}).get("signerName") != strategy.KUBE_APISERVER_CLIENT_SIGNER:
+            return
+        try:
+            csr = parse_csr_pem(wire_bytes((obj.get("spec") or {}).get("request")))
+        except ValueError as e:  # validation has refused it already; as upstream, say so again
+            raise errors.Forbidden.for_resource(strategy.CSR_PLURAL, strategy.CSR_GROUP, name, f"failed to parse CSR: {e}") from None
+        from cryptography.x509.oid import NameOID
+
+        if any(a.value == "system:masters" for a in csr.subject.get_attributes_for_oid(NameOID.ORGANIZATION_NAME)):
+            raise errors.Forbidden.for_resource(
+                strategy.CSR_PLURAL, strategy.CSR_GROUP, name,
+                f"use of {strategy.KUBE_APISERVER_CLIENT_SIGNER} signer with system:masters group is not allowed")
+
+
 def default_admission_chain(server: "APIServer") -> AdmissionChain:
     """The plugins enabled by default, in kube-apiserver's order."""
     from .admissionpolicy import ValidatingAdmissionPolicyAdmission
@@ -665,6 +780,7 @@ def default_admission_chain(server: "APIServer") -> AdmissionChain:
         DefaultTolerationSeconds(server),
         StorageObjectInUseProtection(server),
         RuntimeClassAdmission(server),
+        CertificateSigningRequestAdmission(server),
         ValidatingAdmissionPolicyAdmission(server),
         ResourceQuotaAdmission(server),
     ])

@@ -203,7 +203,7 @@ def _scope(obj: dict[str, Any] | None, kind: str, subresource: str) -> dict[str,
     """The part of ``obj`` a write through ``subresource`` may own (reset fields removed)."""
     if obj is None:
         return None
-    if subresource == "status":
+    if subresource in ("status", "approval"):  # a CSR's /approval owns its status.conditions
         return {"status": obj["status"]} if "status" in obj else {}
     if subresource == "scale":
         spec = obj.get("spec") or {}

@@ -674,6 +674,22 @@ _BY_KIND[("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy")] = _de
 _BY_KIND[("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding")] = _default_vap_binding
 
 
+def _default_csr(obj: dict[str, Any]) -> None:
+    """certificates/v1 ``SetDefaults_CertificateSigningRequestCondition``: a condition without a
+    ``status`` gets ``True``. Nothing else is defaulted in v1 (v1beta1's default ``usages`` and
+    ``signerName`` are gone: both are required); ``spec.username``/``uid``/``groups``/``extra``
+    are the registry's, filled from the requesting user on create (:mod:`.strategy`)."""
+    status = obj.get("status")
+    if not isinstance(status, dict) or not isinstance(status.get("conditions"), list):
+        return
+    for c in status["conditions"]:
+        if isinstance(c, dict) and not c.get("status"):
+            c["status"] = "True"
+
+
+_BY_KIND[("certificates.k8s.io/v1", "CertificateSigningRequest")] = _default_csr
+
+
 def apply_defaults(obj: dict[str, Any]) -> dict[str, Any]:
     """Return a defaulted deep copy of ``obj`` (a wire-form object dict).
 

@@ -62,6 +62,7 @@ __all__ = [
     "label_selector_matches",
     "aggregate_cluster_roles",
     "bootstrap_policy",
+    "certificate_policy",
 ]
 
 RBAC_GROUP = "rbac.authorization.k8s.io"
@@ -552,6 +553,11 @@ def _binding(name: str, role: str, subjects: list[dict[str, Any]]) -> dict[str, 
 
 
 _AGG_ADMIN = f"{RBAC_GROUP}/aggregate-to-admin"
+# the signers certificates.k8s.io knows (k8s.io/api/certificates/v1)
+_CLIENT_SIGNER = "kubernetes.io/kube-apiserver-client"
+_KUBELET_CLIENT_SIGNER = "kubernetes.io/kube-apiserver-client-kubelet"
+_KUBELET_SERVING_SIGNER = "kubernetes.io/kubelet-serving"
+_LEGACY_SIGNER = "kubernetes.io/legacy-unknown"
 _AGG_EDIT = f"{RBAC_GROUP}/aggregate-to-edit"
 _AGG_VIEW = f"{RBAC_GROUP}/aggregate-to-view"
 
@@ -729,7 +735,56 @@ def _bootstrap_bindings() -> list[dict[str, Any]]:
     ]
 
 
-def bootstrap_policy(*, aggregated: bool = True) -> list[dict[str, Any]]:
+def certificate_policy() -> list[dict[str, Any]]:
+    """certificates.k8s.io's bootstrap ClusterRoles (sorted by name), then the ClusterRoleBinding
+    of ``system:controller:certificate-controller``, as upstream's bootstrap policy has them:
+    the ``system:certificates.k8s.io:*`` approver roles (verb ``approve`` on ``signers`` named by
+    each ``kubernetes.io/…`` signer; upstream binds none of them), the ``…:nodeclient`` and
+    ``…:selfnodeclient`` roles, ``system:controller:certificate-controller`` (bound to the
+    ``kube-system/certificate-controller`` service account) and ``system:node-bootstrapper``.
+
+    Not part of :func:`bootstrap_policy` (so not created in a new cluster): each object bootstrapped
+    is one more record, and a new cluster's seeded choices after its first command (ClusterIPs,
+    UIDs, names, seeded from the log's revision) would all change — the README's quick start shows
+    them. Apply them with ``k8semu apply`` (or pass ``bootstrap_policy(certificates=True)``) where
+    they are wanted; the approve / sign checks work with any role granting those verbs.
+    """
+    certs = "certificates.k8s.io"
+    certificate_controller_rules = [
+        _r(("delete", *_READ), [certs], ["certificatesigningrequests"]),
+        _r(["update"], [certs], ["certificatesigningrequests/approval", "certificatesigningrequests/status"]),
+        _r(["approve"], [certs], ["signers"], [_KUBELET_CLIENT_SIGNER]),
+        _r(["sign"], [certs], ["signers"], [_LEGACY_SIGNER, _CLIENT_SIGNER, _KUBELET_CLIENT_SIGNER,
+                                            _KUBELET_SERVING_SIGNER]),
+        _r(["create"], ["authorization.k8s.io"], ["subjectaccessreviews"]),
+        _events_rw(),
+    ]
+
+    def approver(signer: str) -> list[dict[str, Any]]:
+        return [_r(["approve"], [certs], ["signers"], [signer])]
+
+    roles = [
+        _cluster_role("system:certificates.k8s.io:certificatesigningrequests:nodeclient", [
+            _r(["create"], [certs], ["certificatesigningrequests/nodeclient"])]),
+        _cluster_role("system:certificates.k8s.io:certificatesigningrequests:selfnodeclient", [
+            _r(["create"], [certs], ["certificatesigningrequests/selfnodeclient"])]),
+        _cluster_role("system:certificates.k8s.io:kube-apiserver-client-approver", approver(_CLIENT_SIGNER)),
+        _cluster_role("system:certificates.k8s.io:kube-apiserver-client-kubelet-approver",
+                      approver(_KUBELET_CLIENT_SIGNER)),
+        _cluster_role("system:certificates.k8s.io:kubelet-serving-approver", approver(_KUBELET_SERVING_SIGNER)),
+        _cluster_role("system:certificates.k8s.io:legacy-unknown-approver", approver(_LEGACY_SIGNER)),
+        _cluster_role("system:controller:certificate-controller", certificate_controller_rules),
+        _cluster_role("system:node-bootstrapper", [
+            _r(("create", *_READ), [certs], ["certificatesigningrequests"])]),
+    ]
+    roles.sort(key=lambda r: r["metadata"]["name"])
+    return roles + [
+        _binding("system:controller:certificate-controller", "system:controller:certificate-controller",
+                 [{"kind": "ServiceAccount", "name": "certificate-controller", "namespace": "kube-system"}]),
+    ]
+
+
+def bootstrap_policy(*, aggregated: bool = True, certificates: bool = False) -> list[dict[str, Any]]:
     """The default ClusterRoles then ClusterRoleBindings of a kubeadm v1.3x cluster.
 
     Roles: ``cluster-admin``, the aggregated ``admin``/``edit``/``view`` and
@@ -737,7 +792,8 @@ def bootstrap_policy(*, aggregated: bool = True) -> list[dict[str, Any]]:
     ``system:discovery``, ``system:public-info-viewer``,
     ``system:kube-scheduler``, ``system:volume-scheduler``,
     ``system:kube-controller-manager``, ``system:node``, ``system:node-proxier``;
-    each with its upstream ClusterRoleBinding. All carry the label
+    each with its upstream ClusterRoleBinding. With ``certificates=True`` also
+    :func:`certificate_policy`'s (not bootstrapped into new clusters: see there). All carry the label
     ``kubernetes.io/bootstrapping: rbac-defaults`` and the annotation
     ``rbac.authorization.kubernetes.io/autoupdate: "true"``.
 
@@ -754,6 +810,12 @@ def bootstrap_policy(*, aggregated: bool = True) -> list[dict[str, Any]]:
         parts), ClusterRoles sorted by name then bindings sorted by name.
     """
     roles = _bootstrap_cluster_roles()
+    bindings = _bootstrap_bindings()
+    if certificates:
+        extra = certificate_policy()
+        roles = sorted(roles + [o for o in extra if o["kind"] == "ClusterRole"], key=lambda r: r["metadata"]["name"])
+        bindings = sorted(bindings + [o for o in extra if o["kind"] == "ClusterRoleBinding"],
+                          key=lambda b: b["metadata"]["name"])
     if aggregated:
         roles = aggregate_cluster_roles(roles)
-    return roles + _bootstrap_bindings()
+    return roles + bindings

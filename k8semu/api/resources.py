@@ -135,6 +135,9 @@ RESOURCES: tuple[ResourceInfo, ...] = (
     _R("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", True),
     _R("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", False),
     _R("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", False),
+    # certificates.k8s.io/v1 (GA in v1.19): /approval is a subresource of its own (conditions only)
+    _R("certificates.k8s.io", "v1", "CertificateSigningRequest", "certificatesigningrequests", False,
+       ("csr",), (), ("approval", "status")),
     # apiextensions-apiserver's CRDs; the custom resources they define are served from
     # each API server's own registry (k8semu.api.customresources), not from this table
     _R("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", False,

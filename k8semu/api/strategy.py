@@ -10,7 +10,12 @@ defaulting and validation, by kind (pkg/registry/<group>/<kind>/strategy.go).
   unless the request says otherwise; immediately if never scheduled or
   already terminal);
 - the default deletion propagation (Background, Orphan for the legacy kinds'
-  old group-versions — all served versions here default to Background).
+  old group-versions — all served versions here default to Background);
+- CertificateSigningRequests (pkg/registry/certificates/certificates/strategy.go and the
+  ``CertificateApproval``, ``CertificateSigning`` and ``CertificateSubjectRestriction``
+  admission plugins): the three update paths (main resource, ``/status``, ``/approval``); the
+  part that needs the request's user, the clock or the authorizer is the admission plugin
+  :class:`k8semu.api.admission.CertificateSigningRequestAdmission`.
 """
 
 from __future__ import annotations
@@ -20,7 +25,8 @@ from typing import Any
 from .pods import is_terminal, qos_class
 
 __all__ = ["tracks_generation", "has_status", "prepare_for_create", "prepare_for_update",
-           "graceful_delete_seconds", "spec_changed"]
+           "graceful_delete_seconds", "spec_changed", "csr_subresource_errors",
+           "populate_csr_condition_timestamps"]
 
 # Kinds whose strategy sets generation 1 on create and bumps it on spec change.
 _GENERATION_KINDS = frozenset({
@@ -35,7 +41,7 @@ _STATUS_KINDS = frozenset({
     "Pod", "Node", "Service", "Namespace", "Deployment", "ReplicaSet", "StatefulSet",
     "DaemonSet", "Job", "CronJob", "ReplicationController", "HorizontalPodAutoscaler",
     "PodDisruptionBudget", "ResourceQuota", "PersistentVolume", "PersistentVolumeClaim",
-    "Ingress", "CustomResourceDefinition", "ValidatingAdmissionPolicy",
+    "Ingress", "CustomResourceDefinition", "ValidatingAdmissionPolicy", "CertificateSigningRequest",
 })
 
 # What a new object's reset status encodes to: the integer fields of these status
@@ -121,6 +127,8 @@ def prepare_for_update(obj: dict[str, Any], old: dict[str, Any], subresource: st
     metadata labels/annotations changes are dropped, as upstream).
     """
     kind = old.get("kind")
+    if kind == "CertificateSigningRequest":
+        return _csr_prepare_for_update(obj, old, subresource)
     obj = dict(obj)
     meta = dict(obj.get("metadata") or {})
     old_meta = old.get("metadata") or {}
@@ -235,3 +243,102 @@ def graceful_delete_seconds(obj: dict[str, Any], requested: int | None) -> int:
         return max(0, int(requested))
     g = spec.get("terminationGracePeriodSeconds")
     return 30 if g is None else int(g)
+
+
+# ------------------------------------------------------------------ certificates.k8s.io
+
+CSR_GROUP = "certificates.k8s.io"
+CSR_PLURAL = "certificatesigningrequests"
+KUBE_APISERVER_CLIENT_SIGNER = "kubernetes.io/kube-apiserver-client"
+
+
+def _csr_prepare_for_update(obj: dict[str, Any], old: dict[str, Any], subresource: str) -> dict[str, Any]:
+    """The three ``PrepareForUpdate`` of a CertificateSigningRequest:
+
+    * main resource (``csrStrategy``): ``spec`` and ``status`` are the stored ones (only
+      metadata changes; approving by a plain update does nothing);
+    * ``status`` (``csrStatusStrategy``): ``spec`` and metadata are the stored ones; existing
+      ``Approved`` / ``Denied`` conditions are kept as stored when as many are sent
+      (``preserveConditionInstances``; adding or removing one fails validation);
+    * ``approval`` (``csrApprovalStrategy``): only ``status.conditions`` (and metadata)
+      change; ``spec`` and ``status.certificate`` are the stored ones.
+    """
+    obj = dict(obj)
+    old_status = old.get("status") or {}
+    obj["spec"] = old.get("spec")
+    if obj["spec"] is None:
+        obj.pop("spec")
+    if subresource == "status":
+        out = {k: v for k, v in old.items() if k != "status"}
+        status = dict(obj.get("status") or {})
+        conds = list(status.get("conditions") or [])
+        old_conds = list(old_status.get("conditions") or [])
+        for t in ("Approved", "Denied"):
+            new_i = [i for i, c in enumerate(conds) if isinstance(c, dict) and c.get("type") == t]
+            old_i = [i for i, c in enumerate(old_conds) if isinstance(c, dict) and c.get("type") == t]
+            if len(new_i) == len(old_i):
+                for ni, oi in zip(new_i, old_i):
+                    conds[ni] = old_conds[oi]
+        if conds:
+            status["conditions"] = conds
+        out["status"] = status
+        meta = dict(old.get("metadata") or {})
+        new_meta = obj.get("metadata") or {}
+        if "managedFields" in new_meta:
+            meta["managedFields"] = new_meta["managedFields"]
+        out["metadata"] = meta
+        return out
+    if subresource == "approval":
+        status = {k: v for k, v in old_status.items() if k != "conditions"}
+        conds = (obj.get("status") or {}).get("conditions")
+        if conds:
+            status["conditions"] = conds
+        obj["status"] = status
+        return obj
+    obj["status"] = old_status
+    return obj
+
+
+def populate_csr_condition_timestamps(obj: dict[str, Any], old: dict[str, Any], now: str) -> dict[str, Any]:
+    """``populateConditionTimestamps``: a condition without ``lastUpdateTime`` gets ``now``; one
+    without ``lastTransitionTime`` gets the stored condition's of the same type and status, else
+    ``now``."""
+    conds = (obj.get("status") or {}).get("conditions")
+    if not isinstance(conds, list) or not conds:
+        return obj
+    old_conds = [c for c in ((old.get("status") or {}).get("conditions") or ()) if isinstance(c, dict)]
+    out = []
+    for c in conds:
+        if isinstance(c, dict):
+            c = dict(c)
+            if not c.get("lastUpdateTime"):
+                c["lastUpdateTime"] = now
+            if not c.get("lastTransitionTime"):
+                c["lastTransitionTime"] = next(
+                    (o["lastTransitionTime"] for o in old_conds if o.get("type") == c.get("type")
+                     and o.get("status") == c.get("status") and o.get("lastTransitionTime")), now)
+        out.append(c)
+    return {**obj, "status": {**obj["status"], "conditions": out}}
+
+
+def csr_subresource_errors(obj: dict[str, Any], old: dict[str, Any], subresource: str) -> list[Any]:
+    """The subresource-dependent part of ``validateCertificateSigningRequestUpdate``: outside
+    ``/approval`` an Approved / Denied condition may not be added or changed; outside ``/status``
+    the certificate may not be set (both already kept as stored by :func:`prepare_for_update`,
+    so in practice this refuses what ``/status`` tries with the approval conditions)."""
+    from .errors import FieldError
+    from .validation import csr_conditions, wire_bytes
+
+    errs: list[Any] = []
+    if subresource != "approval":
+        for t in ("Approved", "Denied"):
+            new_c, old_c = csr_conditions(obj, t), csr_conditions(old, t)
+            if len(new_c) > len(old_c):
+                errs.append(FieldError.forbidden("status.conditions", f'updates may not add a condition of type "{t}"'))
+            elif len(new_c) == len(old_c) and new_c != old_c:
+                errs.append(FieldError.forbidden("status.conditions", f'updates may not modify a condition of type "{t}"'))
+    if subresource != "status":
+        if wire_bytes((obj.get("status") or {}).get("certificate")) != wire_bytes(
+                (old.get("status") or {}).get("certificate")):
+            errs.append(FieldError.forbidden("status.certificate", "updates may not set certificate content"))
+    return errs

@@ -1107,6 +1107,39 @@ _LEASE = _Printer(
 )
 
 
+# --- certificates.k8s.io --------------------------------------------------------------------------
+
+def csr_condition(obj: Obj) -> str:
+    """kubectl's ``extractCSRStatus``: ``Denied`` over ``Approved`` over ``Pending``, then
+    ``,Failed`` when failed and ``,Issued`` when ``status.certificate`` is set
+    (``Approved,Issued``)."""
+    types = {c.get("type") for c in _status(obj).get("conditions") or () if isinstance(c, Mapping)}
+    text = "Denied" if "Denied" in types else "Approved" if "Approved" in types else "Pending"
+    if "Failed" in types:
+        text += ",Failed"
+    if _status(obj).get("certificate"):
+        text += ",Issued"
+    return text
+
+
+def _csr_cells(obj: Obj, now: datetime) -> Cells:
+    spec = _spec(obj)
+    exp = spec.get("expirationSeconds")
+    return [_name(obj), _age(obj, now), spec.get("signerName") or "<none>", spec.get("username") or "",
+            "<none>" if exp is None else human_duration(_int(exp)), csr_condition(obj)]
+
+
+_CSR = _Printer(
+    (_NAME, _AGE,
+     Column("SignerName", description="Requested signer for the request."),
+     Column("Requestor", description="Base64-encoded PKCS#10 CSR data"),
+     Column("RequestedDuration", description="Requested duration of validity of the issued certificate."),
+     Column("Condition", description="Conditions applied to the request. Known conditions are "
+                                     "\"Approved\", \"Denied\", and \"Failed\".")),
+    _csr_cells,
+)
+
+
 # --- RBAC -----------------------------------------------------------------------------------------
 
 def _binding_cells(obj: Obj, now: datetime) -> Cells:
@@ -1258,6 +1291,7 @@ _PRINTERS: dict[tuple[str, str], _Printer] = {
     ("networking.k8s.io", "Ingress"): _INGRESS,
     ("networking.k8s.io", "IngressClass"): _INGRESS_CLASS,
     ("discovery.k8s.io", "EndpointSlice"): _ENDPOINT_SLICE,
+    ("certificates.k8s.io", "CertificateSigningRequest"): _CSR,
     ("rbac.authorization.k8s.io", "Role"): _DEFAULT,
     ("rbac.authorization.k8s.io", "ClusterRole"): _DEFAULT,
     ("rbac.authorization.k8s.io", "RoleBinding"): _binding_printer("roleBinding"),

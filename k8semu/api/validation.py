@@ -1806,6 +1806,263 @@ def _validate_vap_binding(errs: list[FieldError], obj: dict, old: dict | None) -
     validate_binding(errs, obj, old)
 
 
+# ---------------------------------------------------------------------------- certificates.k8s.io
+
+#: ``certificates.k8s.io/v1`` key usages (``allValidUsages``), as upstream lists them (sorted).
+CSR_USAGES = (
+    "any", "cert sign", "client auth", "code signing", "content commitment", "crl sign",
+    "data encipherment", "decipher only", "digital signature", "email protection", "encipher only",
+    "ipsec end system", "ipsec tunnel", "ipsec user", "key agreement", "key encipherment",
+    "microsoft sgc", "netscape sgc", "ocsp signing", "s/mime", "server auth", "signing", "timestamping",
+)
+#: The signer name v1 refuses (v1beta1's default).
+LEGACY_UNKNOWN_SIGNER = "kubernetes.io/legacy-unknown"
+#: Condition types that may only be ``True`` (``trueConditionTypes``).
+_CSR_TRUE_ONLY = ("Approved", "Denied", "Failed")
+_CSR_STATUS_VALUES = ["False", "True", "Unknown"]
+
+
+def go_bytes(data: bytes) -> GoValue:
+    """A ``[]byte`` as Go's ``%#v`` prints it in a field error: ``[]byte{0x2d, 0x2d}``."""
+    return GoValue(data, "[]byte{" + ", ".join(f"0x{b:x}" for b in data) + "}")
+
+
+def wire_bytes(value: Any) -> bytes:
+    """The bytes of a ``[]byte`` field in wire form (base64 text; the decoder has checked it).
+    Anything else (None, not base64) is ``b""``."""
+    import base64
+    import binascii
+
+    if not isinstance(value, str) or not value:
+        return b""
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return b""
+
+
+def parse_csr_pem(pem: bytes) -> Any:
+    """``certificates.ParseCSR`` then ``CheckSignature``: the first PEM block of ``pem`` must be a
+    ``CERTIFICATE REQUEST`` whose PKCS#10 content parses and whose signature verifies.
+
+    Returns:
+        the :class:`cryptography.x509.CertificateSigningRequest`.
+    Raises:
+        ValueError: with upstream's text (``PEM block type must be CERTIFICATE REQUEST``; for a
+            request that does not parse or verify Go's x509 wording is approximated:
+            ``x509: malformed certificate request``, ``x509: invalid signature …``).
+    """
+    from cryptography import x509
+
+    block = _first_pem_block(pem)
+    if block is None or block[0] != "CERTIFICATE REQUEST":
+        raise ValueError("PEM block type must be CERTIFICATE REQUEST")
+    try:
+        csr = x509.load_der_x509_csr(block[2])
+    except ValueError:
+        raise ValueError("x509: malformed certificate request") from None
+    try:
+        ok = csr.is_signature_valid
+    except Exception:  # an unsupported key or signature algorithm
+        raise ValueError("x509: cannot verify signature: algorithm unimplemented") from None
+    if not ok:
+        from cryptography.hazmat.primitives.asymmetric import ec, ed25519
+
+        key = csr.public_key()
+        raise ValueError("x509: ECDSA verification failure" if isinstance(key, ec.EllipticCurvePublicKey)
+                         else "x509: Ed25519 verification failure" if isinstance(key, ed25519.Ed25519PublicKey)
+                         else "crypto/rsa: verification error")
+    return csr
+
+
+def _first_pem_block(data: bytes) -> tuple[str, dict[str, str], bytes] | None:
+    """Go's ``pem.Decode``: the first well-formed block (type, headers, decoded bytes) of
+    ``data``, skipping anything before it; None when there is none."""
+    return next(iter(pem_blocks(data, first_only=True)), None)
+
+
+def pem_blocks(data: bytes, *, first_only: bool = False) -> list[tuple[str, dict[str, str], bytes]]:
+    """Every PEM block of ``data`` as ``pem.Decode`` finds them in turn: (type, headers, bytes).
+    Text between blocks is skipped; a block whose base64 does not decode ends the scan."""
+    import base64
+    import binascii
+
+    out: list[tuple[str, dict[str, str], bytes]] = []
+    pos = 0
+    begin, end_prefix = b"-----BEGIN ", b"-----END "
+    while True:
+        start = data.find(begin, pos)
+        if start < 0:
+            return out
+        eol = data.find(b"-----", start + len(begin))
+        if eol < 0:
+            return out
+        typ = data[start + len(begin):eol]
+        body_start = data.find(b"\n", eol)
+        if body_start < 0:
+            return out
+        end = data.find(end_prefix + typ + b"-----", body_start)
+        if end < 0:
+            return out
+        lines = data[body_start + 1:end].decode("latin-1").splitlines()
+        headers: dict[str, str] = {}
+        while lines and ":" in lines[0]:
+            k, v = lines.pop(0).split(":", 1)
+            headers[k.strip()] = v.strip()
+        if headers and lines and not lines[0].strip():
+            lines.pop(0)
+        try:
+            raw = base64.b64decode("".join(x.strip() for x in lines), validate=True)
+        except (binascii.Error, ValueError):
+            return out
+        out.append((typ.decode("latin-1"), headers, raw))
+        if first_only:
+            return out
+        pos = end + len(end_prefix) + len(typ) + 5
+
+
+def certificate_pem_error(pem: bytes) -> str | None:
+    """``validateCertificate``: None when ``pem`` is empty or one or more ``CERTIFICATE`` blocks
+    without headers that parse; else upstream's message."""
+    from cryptography import x509
+
+    if not pem:
+        return None
+    blocks = pem_blocks(pem)
+    for typ, headers, raw in blocks:
+        if typ != "CERTIFICATE":
+            return f'only CERTIFICATE PEM blocks are allowed, found "{typ}"'
+        if headers:
+            return "no PEM block headers are permitted"
+        try:
+            x509.load_der_x509_certificate(raw)
+        except ValueError:
+            return "x509: malformed certificate"
+    if not blocks:
+        return "must contain at least one CERTIFICATE PEM block"
+    return None
+
+
+def validate_signer_name(errs: list[FieldError], path: str, name: Any) -> None:
+    """apimachinery's ``ValidateSignerName``: ``<domain>/<path>``, the domain DNS-1123 labels
+    (at least two) of at most 253 characters, the path a DNS-1123 subdomain of at most 317."""
+    name = "" if name is None else str(name)
+    if not name:
+        errs.append(FieldError.required(path))
+        return
+    segments = name.split("/")
+    if len(segments) != 2:
+        errs.append(FieldError.invalid(
+            path, name, "must be a fully qualified domain and path of the form 'example.com/signer-name'"))
+        return
+    domain, rest = segments
+    if len(domain) > 253:
+        errs.append(FieldError("FieldValueTooLong", path, "may not be more than 253 bytes", domain))
+    labels = domain.split(".")
+    for lbl in labels:
+        msgs = is_dns1123_label(lbl)
+        if msgs:
+            for m in msgs:
+                errs.append(FieldError.invalid(path, domain, f'validating label "{lbl}": {m}'))
+            break
+    if len(labels) < 2:
+        errs.append(FieldError.invalid(path, domain, "should be a domain with at least two segments separated by dots"))
+    if len(rest) > 253 + 63 + 1:
+        errs.append(FieldError("FieldValueTooLong", path, f"may not be more than {253 + 63 + 1} bytes", rest))
+    for m in is_dns1123_subdomain(rest):
+        errs.append(FieldError.invalid(path, rest, m))
+
+
+def csr_conditions(obj: dict, type_: str) -> list[dict]:
+    """``findConditions``: every condition of ``type_`` in ``status.conditions``, in order."""
+    return [c for c in ((obj.get("status") or {}).get("conditions") or ()) if isinstance(c, dict)
+            and c.get("type") == type_]
+
+
+def _validate_csr(errs: list[FieldError], obj: dict, old: dict | None) -> None:
+    """``validateCertificateSigningRequest`` (+ the subresource-independent part of
+    ``validateCertificateSigningRequestUpdate``). The options upstream relaxes for objects stored
+    by older releases (``getValidationOptions``) are relaxed the same way: a rule the stored
+    object already broke is not enforced again (unknown or duplicate usages, the legacy signer,
+    both Approved and Denied, duplicate or empty condition types, an unparseable certificate)."""
+    spec = obj.get("spec") or {}
+    old_spec = (old or {}).get("spec") or {}
+    old_status = (old or {}).get("status") or {}
+    request = wire_bytes(spec.get("request"))
+    try:
+        parse_csr_pem(request)
+    except ValueError as e:
+        errs.append(FieldError.invalid("spec.request", go_bytes(request), str(e)))
+    usages = spec.get("usages") or []
+    if not usages:
+        errs.append(FieldError.required("spec.usages"))
+    old_usages = old_spec.get("usages") or [] if old is not None else []
+    if not (old is not None and any(u not in CSR_USAGES for u in old_usages)):
+        for i, u in enumerate(usages):
+            if u not in CSR_USAGES:
+                errs.append(FieldError.not_supported(f"spec.usages[{i}]", u, list(CSR_USAGES)))
+    if not (old is not None and len(set(old_usages)) != len(old_usages)):
+        seen: set = set()
+        for i, u in enumerate(usages):
+            if u in seen:
+                errs.append(FieldError.duplicate(f"spec.usages[{i}]", u))
+            seen.add(u)
+    signer = spec.get("signerName")
+    if signer == LEGACY_UNKNOWN_SIGNER and not (old is not None and old_spec.get("signerName") == signer):
+        errs.append(FieldError.invalid("spec.signerName", signer,
+                                       "the legacy signerName is not allowed via this API version"))
+    elif signer != LEGACY_UNKNOWN_SIGNER:
+        validate_signer_name(errs, "spec.signerName", signer)
+    exp = spec.get("expirationSeconds")
+    if isinstance(exp, int) and exp < 600:
+        errs.append(FieldError.invalid("spec.expirationSeconds", exp,
+                                       "may not specify a duration less than 600 seconds (10 minutes)"))
+    # conditions
+    conds = (obj.get("status") or {}).get("conditions") or []
+    old_conds = old_status.get("conditions") or []
+    old_types = [c.get("type") for c in old_conds if isinstance(c, dict)]
+    allow_empty_type = old is not None and any(not t for t in old_types)
+    allow_dup_types = old is not None and len(set(old_types)) != len(old_types)
+    allow_both = old is not None and "Approved" in old_types and "Denied" in old_types
+    seen_types: set = set()
+    has = set()
+    for i, c in enumerate(conds):
+        if not isinstance(c, dict):
+            continue
+        path = f"status.conditions[{i}]"
+        t = c.get("type") or ""
+        if not t and not allow_empty_type:
+            errs.append(FieldError.required(f"{path}.type"))
+        allowed = ["True"] if t in _CSR_TRUE_ONLY else _CSR_STATUS_VALUES
+        status = c.get("status") or ""
+        if not status:
+            errs.append(FieldError.required(f"{path}.status"))
+        elif status not in allowed:
+            errs.append(FieldError.not_supported(f"{path}.status", status, allowed))
+        if not allow_dup_types:
+            if t in seen_types:
+                errs.append(FieldError.duplicate(f"{path}.type", t))
+            seen_types.add(t)
+        if t in ("Approved", "Denied"):
+            has.add(t)
+    if has == {"Approved", "Denied"} and not allow_both:
+        errs.append(FieldError.invalid("status.conditions", GoValue(conds, "[]certificates.CertificateSigningRequestCondition{…}"),
+                                       "Approved and Denied conditions are mutually exclusive"))
+    cert = wire_bytes((obj.get("status") or {}).get("certificate"))
+    old_cert = wire_bytes(old_status.get("certificate"))
+    if not (old is not None and cert == old_cert):  # allowArbitraryCertificate: unchanged content
+        msg = certificate_pem_error(cert)
+        if msg:
+            errs.append(FieldError.invalid("status.certificate", "<certificate data>", msg))
+    if old is None:
+        return
+    for t in ("Approved", "Denied", "Failed"):
+        if len(csr_conditions(obj, t)) < len(csr_conditions(old, t)):
+            errs.append(FieldError.forbidden("status.conditions", f'updates may not remove a condition of type "{t}"'))
+    if cert != old_cert and old_cert:
+        errs.append(FieldError.forbidden("status.certificate", "updates may not modify existing certificate content"))
+
+
 # ---------------------------------------------------------------------------- dispatch
 
 _KindFn = Callable[[list, dict, "dict | None"], None]
@@ -1848,6 +2105,7 @@ _KINDS: dict[tuple[str, str], tuple[NameFn, _KindFn | None]] = {
     ("networking.k8s.io", "Ingress"): (is_dns1123_subdomain, _validate_ingress),
     ("networking.k8s.io", "IngressClass"): (is_dns1123_subdomain, None),
     ("discovery.k8s.io", "EndpointSlice"): (is_dns1123_subdomain, _validate_endpoint_slice),
+    ("certificates.k8s.io", "CertificateSigningRequest"): (lambda name: [], _validate_csr),
     (_RBAC_GROUP, "Role"): (is_path_segment_name, _validate_role),
     (_RBAC_GROUP, "ClusterRole"): (is_path_segment_name, _validate_cluster_role),
     (_RBAC_GROUP, "RoleBinding"): (

@@ -663,7 +663,7 @@ class APIApp:
                     scale = table_for([scale], "Scale", self._now(), include_object=req.query.get("includeObject", ""),
                                       list_meta={"resourceVersion": (scale.get("metadata") or {}).get("resourceVersion")})
                 return await _send_json(send, 200, scale, warnings=ctx.warnings)
-            if sub not in ("", "status", "ephemeralcontainers", "resize"):  # the pod itself
+            if sub not in ("", "status", "approval", "ephemeralcontainers", "resize"):  # the object itself
                 raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
             obj = api.get(info, name, namespace=ns, ctx=ctx, resource_version=q.get("resourceVersion"))
             if req.wants_table:

@@ -72,6 +72,7 @@ SUBRESOURCE_KINDS: dict[str, tuple[tuple[str, str, str] | None, tuple[str, ...]]
     "ephemeralcontainers": (None, ("get", "patch", "update")),
     "resize": (None, ("get", "patch", "update")),
     "finalize": (None, ("update",)),
+    "approval": (None, ("get", "patch", "update")),
     "token": (("authentication.k8s.io", "v1", "TokenRequest"), ("create",)),
 }
 

@@ -29,13 +29,14 @@ import io
 import os
 import secrets
 from pathlib import Path
+from typing import Any
 
 import attrs
 
 from ..api.auth import SYSTEM_MASTERS, UserInfo, admin, user
 
 __all__ = ["Credentials", "load_credentials", "parse_token_file", "kubeconfig_text", "issue_client_cert",
-           "client_identity"]
+           "client_identity", "load_signing_ca", "cluster_pki_folder"]
 
 
 @attrs.frozen
@@ -190,3 +191,24 @@ def client_identity(peercert: dict | None) -> tuple[str, tuple[str, ...]] | None
             elif attr == "organizationName":
                 orgs.append(value)
     return (cn, tuple(orgs)) if cn else None
+
+
+def cluster_pki_folder(cluster_file: Any) -> Path | None:
+    """The ``pki/`` folder of the cluster whose log file is ``cluster_file`` (None: a cluster in
+    memory, which has no CA)."""
+    return None if cluster_file is None else Path(cluster_file).parent / "pki"
+
+
+def load_signing_ca(folder: Path) -> tuple[Any, Any]:
+    """The cluster CA as kube-controller-manager's ``--cluster-signing-cert-file`` /
+    ``--cluster-signing-key-file`` give it to the CSR signer: ``(certificate, private key)``
+    (:mod:`cryptography` objects) read from ``folder``, which is created first if it has no CA
+    yet (:func:`load_credentials`: the same CA ``serve`` trusts for client certificates)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+
+    if not ((folder / "ca.crt").exists() and (folder / "ca.key").exists()):
+        load_credentials(folder)
+    cert = x509.load_pem_x509_certificate((folder / "ca.crt").read_bytes())
+    key = serialization.load_pem_private_key((folder / "ca.key").read_bytes(), password=None)
+    return cert, key

@@ -297,6 +297,14 @@ SelfSubjectRulesReviewSpec: 1 namespace
 SelfSubjectReview: 1 metadata:ObjectMeta; 2 status:SelfSubjectReviewStatus
 SelfSubjectReviewStatus: 1 userInfo:UserInfo
 UserInfo: 1 username; 2 uid; 3 groups:[s]
+
+CertificateSigningRequest: 1 metadata:ObjectMeta; 2 spec:CertificateSigningRequestSpec;
+  3 status:CertificateSigningRequestStatus
+CertificateSigningRequestSpec: 1 request:y; 2 username; 3 uid; 4 groups:[s]; 5 usages:[s]; 6 extra:{ExtraValue};
+  7 signerName; 8 expirationSeconds:i?
+CertificateSigningRequestStatus: 1 conditions:[CertificateSigningRequestCondition]; 2 certificate:y
+CertificateSigningRequestCondition: 1 type; 2 reason; 3 message; 4 lastUpdateTime:Time; 5 lastTransitionTime:Time;
+  6 status
 """
 
 #: apiVersion -> the kinds of that version a body may carry (the root messages of _SCHEMA).
@@ -309,6 +317,7 @@ _ROOTS: dict[str, tuple[str, ...]] = {
     "policy/v1": ("PodDisruptionBudget", "Eviction"),
     "scheduling.k8s.io/v1": ("PriorityClass",),
     "networking.k8s.io/v1": ("Ingress",),
+    "certificates.k8s.io/v1": ("CertificateSigningRequest",),
     "authentication.k8s.io/v1": ("TokenRequest", "SelfSubjectReview"),
     "authorization.k8s.io/v1": ("SelfSubjectAccessReview", "SubjectAccessReview", "LocalSubjectAccessReview",
                                 "SelfSubjectRulesReview"),
@@ -458,6 +467,8 @@ _SPECIAL = {
     "IntOrString": _int_or_string,
     "RawExtension": lambda b: _raw_json(b, "RawExtension"),
     "FieldsV1": lambda b: _raw_json(b, "FieldsV1"),
+    # certificates/v1 ExtraValue { repeated string items = 1 }: a JSON list of strings
+    "ExtraValue": lambda b: [_text(v, "ExtraValue", 1) for n, wt, v in _fields(b) if n == 1 and wt == 2],
 }
 
 

@@ -222,9 +222,13 @@ class MachineSupervisor(Component):
                 pass
 
 
-def controller_factories(api: Any, config: Any, resumed_at: float | None = None) -> dict[str, Factory]:
+def controller_factories(api: Any, config: Any, resumed_at: float | None = None,
+                         pki_folder: Any = None) -> dict[str, Factory]:
     """kube-controller-manager's controllers, by upstream name (``resumed_at``: see
-    :class:`~k8semu.controllers.nodelifecycle.NodeLifecycleController`)."""
+    :class:`~k8semu.controllers.nodelifecycle.NodeLifecycleController`). The CSR signer signs
+    with the CA of ``pki_folder`` (default: the ``pki/`` folder beside the cluster file, the one
+    ``serve`` uses); a cluster in memory has none unless given one, and its signer signs nothing."""
+    from ..controllers.certificates import CSRCleanerController, CSRSigningController
     from ..controllers.clusterroleaggregation import ClusterRoleAggregationController
     from ..controllers.cronjob import CronJobController
     from ..controllers.daemonset import DaemonSetController
@@ -274,7 +278,27 @@ def controller_factories(api: Any, config: Any, resumed_at: float | None = None)
         "persistentvolume-protection-controller": lambda: PVProtectionController(api),
         "horizontal-pod-autoscaler": lambda: HorizontalController(api, MetricsServer(api.epoch)),
         "clusterrole-aggregation-controller": lambda: ClusterRoleAggregationController(api),
+        "csrsigning-controller": lambda: CSRSigningController(api, _cluster_ca(api, pki_folder)),
+        "csrcleaner-controller": lambda: CSRCleanerController(api),
     }
+
+
+def _cluster_ca(api: Any, pki_folder: Any = None) -> Callable[[], Any] | None:
+    """The CSR signer's CA: ``pki_folder``'s, else that of the ``pki/`` folder beside the cluster
+    file (made on first use), else None (a cluster in memory)."""
+    from pathlib import Path
+
+    path = getattr(api.log, "path", None)
+    if pki_folder is None and path is None:
+        return None
+    folder = Path(pki_folder) if pki_folder is not None else Path(path).parent / "pki"
+
+    def load() -> Any:
+        from ..server.pki import load_signing_ca
+
+        return load_signing_ca(folder)
+
+    return load
 
 
 def leader_election_factories(cluster: Any) -> dict[str, Factory]:
@@ -298,7 +322,9 @@ def default_factories(cluster: Any) -> dict[str, Factory]:
     api = cluster.api
     config = cluster.nodes
     factories: dict[str, Factory] = {"machine-supervisor": lambda: MachineSupervisor(cluster)}
-    factories.update(controller_factories(api, config, getattr(cluster, "resumed_at", None)))
+    # ``pki_folder``: a replay of a cluster file's log (in memory) signs with that file's CA
+    factories.update(controller_factories(api, config, getattr(cluster, "resumed_at", None),
+                                          getattr(cluster, "pki_folder", None)))
     factories["default-scheduler"] = lambda: Scheduler(api)
     stopped = stopped_nodes(cluster)
     kubeadm = bool(cluster.config.get("kubeadm"))

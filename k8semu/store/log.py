@@ -596,6 +596,13 @@ class EventLog:
     def path(self) -> Path | None:
         return self._writer.path if self._writer else None
 
+    @property
+    def file_path(self) -> Path | None:
+        """The file the log was read from (a read-only open) or writes to; None in memory."""
+        if self._writer:
+            return self._writer.path
+        return self._read[0] if self._read else None
+
     # ------------------------------------------------------------------ state
     @property
     def revision(self) -> int:

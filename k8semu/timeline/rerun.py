@@ -622,8 +622,14 @@ def replay(log: EventLog, *, until: int | None = None, skip: frozenset[int] = fr
             state["cut"] = -1  # (and refuse any later write: see guarded_clock)
             raise _Stop()
 
+    # the CSR signer's CA: the one beside the recorded cluster file (outside the log), if any
+    source = getattr(log, "file_path", None)
+    pki = Path(source).parent / "pki" if source else None
+    pki_folder = pki if pki is not None and pki.is_dir() else None
+
     # bootstrap: the header alone decides it
     cluster = Cluster.create(None, seed=seed, config=config)
+    cluster.pki_folder = pki_folder
     rlog = cluster.log
     rlog.add_listener(compare)
     for rec in rlog.records(0):
@@ -659,6 +665,7 @@ def replay(log: EventLog, *, until: int | None = None, skip: frozenset[int] = fr
         if how == "reopen" or (how == "create" and i > 0):
             _reset_listeners(rlog, compare)
             cluster = Cluster(rlog, seed, config)
+            cluster.pki_folder = pki_folder
         inputs = [r for r in s.inputs if r.revision not in skip]
 
         async def issue(rt: Any, rec: Record) -> None:

@@ -6,7 +6,8 @@ names and patch tags in attribute metadata (see :mod:`.fields`). Modules follow
 API groups: :mod:`.meta`, :mod:`.core`, :mod:`.apps`, :mod:`.batch`,
 :mod:`.autoscaling`, :mod:`.networking` (with discovery), :mod:`.rbac`,
 :mod:`.other` (events, coordination, scheduling, storage, policy, Scale),
-:mod:`.apiextensions` (CustomResourceDefinition).
+:mod:`.apiextensions` (CustomResourceDefinition), :mod:`.certificates`
+(CertificateSigningRequest).
 :mod:`.convert` holds the converter and the strict decoder.
 
 Typical use::

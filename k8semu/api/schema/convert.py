@@ -36,7 +36,8 @@ import attrs
 import cattrs
 
 from ..errors import BadRequest
-from . import admissionregistration, apiextensions, apps, autoscaling, batch, core, meta, networking, other, rbac
+from . import (admissionregistration, apiextensions, apps, autoscaling, batch, certificates, core, meta, networking,
+               other, rbac)
 from .fields import (
     Bytes,
     Int32,
@@ -73,6 +74,7 @@ KINDS: dict[str, type] = {
     **other.KINDS,
     **apiextensions.KINDS,
     **admissionregistration.KINDS,
+    **certificates.KINDS,
 }
 
 # class -> its first kind key (DeleteOptions is served under two), for error wording.
@@ -358,7 +360,7 @@ def make_converter() -> cattrs.Converter:
 
     def map_unstructure(tp: Any) -> Callable[[dict], dict]:
         elem = get_args(tp)[1]
-        if not attrs.has(elem):
+        if not attrs.has(elem) and not _is_seq(elem) and not _is_map(elem):
             return dict
         hook = conv.get_unstructure_hook(elem)
         return lambda v: {k: hook(x) for k, x in v.items()}

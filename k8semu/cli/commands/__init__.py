@@ -6,6 +6,6 @@
 COMMANDS = (
     "cluster", "apply", "get", "describe", "events", "logs", "exec_", "top", "wait", "explain_scheduling",
     "delete", "create", "replace", "patch", "scale", "rollout", "set_image", "label", "annotate",
-    "nodes", "drain", "taint", "advance", "node", "serve", "kubeconfig",
+    "nodes", "drain", "taint", "certificate", "advance", "node", "serve", "kubeconfig",
     "history", "diff", "timeline", "trace", "replay", "bisect", "import_",
 )
