@@ -205,8 +205,9 @@ def test_runtime_class_plugin_sits_between_storage_protection_and_resource_quota
     names = [p.name for p in default_admission_chain(Cluster.create(seed=1).api).plugins]
     i = names.index("RuntimeClass")
     assert names[i - 1] == "StorageObjectInUseProtection"
-    # upstream: … RuntimeClass, …, ValidatingAdmissionPolicy, ValidatingAdmissionWebhook, ResourceQuota
-    assert names[i + 1:] == ["ValidatingAdmissionPolicy", "ResourceQuota"]
+    # upstream: … RuntimeClass, CertificateApproval, CertificateSigning, …, CertificateSubjectRestriction,
+    # …, ValidatingAdmissionPolicy, ValidatingAdmissionWebhook, ResourceQuota
+    assert names[i + 1:] == ["CertificateSigningRequest", "ValidatingAdmissionPolicy", "ResourceQuota"]
 
 
 def test_merge_tolerations_keeps_supersets():
