@@ -20,6 +20,9 @@ in upstream's order:
   message, and a pod whose containers do not set the cpu/memory a quota limits
   (``failed quota``).
 
+- ``DefaultStorageClass``: a new PersistentVolumeClaim that names no StorageClass at all
+  gets the default one's name (the newest class annotated
+  ``storageclass.kubernetes.io/is-default-class: "true"``), if the cluster has one.
 - ``StorageObjectInUseProtection``: a new PersistentVolumeClaim gets the
   finalizer ``kubernetes.io/pvc-protection``, a new PersistentVolume
   ``kubernetes.io/pv-protection`` (kube-controller-manager's protection
@@ -246,6 +249,51 @@ class DefaultTolerationSeconds(_Plugin):
         if not changed:
             return obj
         return {**obj, "spec": {**obj["spec"], "tolerations": tols}}
+
+
+class DefaultStorageClass(_Plugin):
+    """Upstream ``storageclass/setdefault`` (plugin ``DefaultStorageClass``), on create only:
+    a PersistentVolumeClaim with no class at all — neither ``spec.storageClassName`` (an
+    explicit ``""`` counts as a class: "no class") nor the beta annotation
+    ``volume.beta.kubernetes.io/storage-class`` — gets ``spec.storageClassName`` set to the
+    default StorageClass (``GetDefaultClass``: of the classes whose
+    ``storageclass.kubernetes.io/is-default-class`` or beta annotation is ``"true"``, the newest
+    by ``creationTimestamp``, then the first by name). Without a default class the claim is
+    left as it is (the PV controller may still assign one later)."""
+
+    name = "DefaultStorageClass"
+    BETA_CLASS = "volume.beta.kubernetes.io/storage-class"
+    DEFAULT_ANNOTATIONS = ("storageclass.kubernetes.io/is-default-class",
+                           "storageclass.beta.kubernetes.io/is-default-class")
+
+    def admit(self, op, info, obj, old, ctx):
+        if op != "create" or info.kind != "PersistentVolumeClaim":
+            return obj
+        meta = obj.get("metadata") or {}
+        spec = obj.get("spec") or {}
+        if self.BETA_CLASS in (meta.get("annotations") or {}) or spec.get("storageClassName") is not None:
+            return obj
+        name = self.default_class_name()
+        if name is None:
+            return obj
+        return {**obj, "spec": {**spec, "storageClassName": name}}
+
+    def default_class_name(self) -> str | None:
+        """``GetDefaultClass``: the default StorageClass's name, or None."""
+        from .meta import parse_time
+
+        best: tuple[float, str] | None = None
+        for rec in self.server.log.range("/registry/storageclasses.storage.k8s.io/"):
+            m = rec.object.get("metadata") or {}
+            ann = m.get("annotations") or {}
+            if not any(ann.get(a) == "true" for a in self.DEFAULT_ANNOTATIONS):
+                continue
+            stamp = m.get("creationTimestamp")
+            created = parse_time(self.server.epoch, stamp) if stamp else 0.0
+            key = (-created, m.get("name") or "")
+            if best is None or key < best:
+                best = key
+        return None if best is None else best[1]
 
 
 class StorageObjectInUseProtection(_Plugin):
@@ -778,6 +826,7 @@ def default_admission_chain(server: "APIServer") -> AdmissionChain:
         PodSecurity(server),
         Priority(server),
         DefaultTolerationSeconds(server),
+        DefaultStorageClass(server),
         StorageObjectInUseProtection(server),
         RuntimeClassAdmission(server),
         CertificateSigningRequestAdmission(server),

@@ -88,6 +88,7 @@ class Cluster:
         config: "dict[str, Any] | ClusterConfig | None" = None,
         sync: str = "flush",
         kubeadm_addons: bool | None = None,
+        storage: str | None = None,
     ) -> "Cluster":
         """Start a new cluster (in memory when ``path`` is None) and bootstrap it: what
         kube-apiserver creates, then (with ``kubeadm_addons``, as the CLI's clusters have) kubeadm's
@@ -95,6 +96,11 @@ class Cluster:
         leader-election Leases (:mod:`k8semu.sim.kubeadm`). Without them (the default here, for
         tests and embedding, unless ``config`` records ``kubeadm: true``) the cluster is lighter:
         the same API and components, an empty kube-system.
+
+        ``storage`` (``"local-path"`` or ``"none"``; default: what ``config`` says, else none):
+        with ``"local-path"``, kind's default StorageClass ``standard`` and its
+        local-path-provisioner are added (:func:`~k8semu.sim.kubeadm.bootstrap_local_path`),
+        kubeadm add-ons or not, and the header records ``storage: local-path``.
 
         Raises:
             FileExistsError: ``path`` already holds a cluster.
@@ -107,16 +113,26 @@ class Cluster:
         if kubeadm_addons is None:
             kubeadm_addons = bool(config.get("kubeadm"))  # a replay re-creates what the header says
         config["kubeadm"] = bool(kubeadm_addons)
+        if storage is not None:
+            from .config import STORAGE_VALUES
+
+            if storage not in STORAGE_VALUES:
+                raise ValueError(f"storage: must be one of {', '.join(STORAGE_VALUES)}, not {storage!r}")
+            config.pop("storage", None)
+            if storage != "none":
+                config["storage"] = storage
         config.setdefault("epoch", DEFAULT_EPOCH.strftime("%Y-%m-%dT%H:%M:%SZ"))
         if path is not None and Path(path).exists() and Path(path).stat().st_size:
             raise FileExistsError(f"{path}: a cluster already exists there")
         log = EventLog(path=path, header={"seed": seed, "cluster": config}, sync=sync)
         cluster = cls(log, seed, config)
         bootstrap(cluster.api)
-        from .kubeadm import bootstrap_kubeadm
+        from .kubeadm import bootstrap_kubeadm, bootstrap_local_path
 
         if kubeadm_addons:
             bootstrap_kubeadm(cluster)  # kube-system as kubeadm init leaves it
+        if config.get("storage") == "local-path":
+            bootstrap_local_path(cluster)  # what kind applies next: its default StorageClass
         return cluster
 
     @classmethod

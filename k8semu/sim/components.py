@@ -8,7 +8,11 @@ kube-scheduler, the control plane's leader election
 left out while the control-plane node is stopped), then per node its kubelet
 and kube-proxy (``kubelet/<node>``, ``kube-proxy/<node>``). First of all runs
 the ``machine-supervisor`` (:class:`MachineSupervisor`), which powers machines
-off and on while the cluster runs.
+off and on while the cluster runs. A cluster created with ``storage: local-path`` also runs
+``local-path-provisioner`` (:class:`~k8semu.controllers.localpath.LocalPathProvisioner`, the
+external provisioner kind ships: not part of kube-controller-manager; it works only while its
+Deployment's pod runs), and its kubelets start with that provisioner's and its helper's images
+(kind's node image preloads them).
 
 **Machines.** Each node of the cluster configuration is a machine. Which ones
 are stopped (``k8semu node stop``) is an input, so it lives in the log like
@@ -159,14 +163,32 @@ def node_factories(cluster: Any, node: Any, *, booted: bool = False) -> dict[str
     kubeadm = bool(cluster.config.get("kubeadm"))
     built: list[bool] = []
 
+    local_path = cluster.config.get("storage") == "local-path"
+
     def kubelet() -> Component:
         fresh = booted or bool(built) or not kubelet_registered(cluster, node.name)
         built.append(True)
-        return Kubelet(api, node, static_pods=kubeadm, cluster_cidr=config.pod_cidr, fresh=fresh)
+        k = Kubelet(api, node, static_pods=kubeadm, cluster_cidr=config.pod_cidr, fresh=fresh)
+        if local_path:
+            _preload_local_path_images(k)
+        return k
 
     kubelet_name, proxy_name = node_components(node.name)
     return {kubelet_name: kubelet,
             proxy_name: lambda: KubeProxy(api, node.name, seed=cluster.seed, cluster_cidr=config.pod_cidr)}
+
+
+def _preload_local_path_images(kubelet: Any) -> None:
+    """Put local-path-provisioner's and its helper's images in the kubelet's image cache, as
+    kind's node image ships them (``Container image … already present on machine``)."""
+    from ..controllers.localpath import HELPER_IMAGE, PROVISIONER_IMAGE
+    from ..node.behaviour import image_pull_result
+    from ..node.runtime import Image, normalize_image
+
+    for image in (PROVISIONER_IMAGE, HELPER_IMAGE):
+        r = image_pull_result(image)
+        if r.ok and kubelet.runtime.images.get(image) is None:
+            kubelet.runtime.images.add(Image(normalize_image(image), r.image_id, int(r.size)))
 
 
 class MachineSupervisor(Component):
@@ -330,6 +352,10 @@ def default_factories(cluster: Any) -> dict[str, Factory]:
     kubeadm = bool(cluster.config.get("kubeadm"))
     if kubeadm and not any(n.role == "control-plane" and n.name in stopped for n in config.nodes):
         factories.update(leader_election_factories(cluster))
+    if cluster.config.get("storage") == "local-path":
+        from ..controllers.localpath import LocalPathProvisioner
+
+        factories["local-path-provisioner"] = lambda: LocalPathProvisioner(api)
     for node in config.nodes:
         if node.name not in stopped:
             factories.update(node_factories(cluster, node))

@@ -16,6 +16,8 @@ A configuration file is YAML (read with ruamel.yaml)::
       - count: 3                 # node-2 … node-4 with the defaults
     imagePullSeconds: 2          # optional: scales every image's virtual pull time
     podSubnet: 10.244.0.0/16     # optional: the cluster CIDR nodes' /24 podCIDRs come from
+    storage: local-path          # optional: kind's default StorageClass and its provisioner
+                                 # (none, the default: no StorageClass, as kubeadm leaves it)
 
 Defaults (``ClusterConfig.default()``): one ``control-plane`` node (tainted
 ``node-role.kubernetes.io/control-plane:NoSchedule``) and three workers
@@ -28,6 +30,12 @@ pod subnet as its podCIDR: ``10.244.<i>.0/24`` with the default ``10.244.0.0/16`
 ``podSubnet`` gets the smallest ``10.128.0.0/N`` with a ``/24`` for every node
 (``10.128.0.0/14`` for 1,000 nodes, ``/11`` for 5,000), clear of the Service
 range ``10.96.0.0/12``.
+
+``storage`` (``none`` or ``local-path``; ``k8semu cluster create --storage``, which wins
+over the file) is recorded in the log header only when it is ``local-path``: the cluster then
+starts with kind's default StorageClass ``standard`` and the local-path-provisioner
+(:func:`k8semu.sim.kubeadm.bootstrap_local_path`,
+:class:`k8semu.controllers.localpath.LocalPathProvisioner`).
 """
 
 from __future__ import annotations
@@ -40,8 +48,10 @@ import math
 
 import attrs
 
-__all__ = ["NodeConfig", "ClusterConfig", "ConfigError", "CONTROL_PLANE_TAINT"]
+__all__ = ["NodeConfig", "ClusterConfig", "ConfigError", "CONTROL_PLANE_TAINT", "STORAGE_VALUES"]
 
+#: values of the ``storage`` knob (``none``: no StorageClass, no provisioner)
+STORAGE_VALUES = ("none", "local-path")
 CONTROL_PLANE_TAINT = {"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}
 
 
@@ -98,6 +108,8 @@ class ClusterConfig:
     nodes: tuple[NodeConfig, ...]
     image_pull_seconds: float | None = None
     pod_subnet: str | None = None
+    #: ``"local-path"`` (kind's default StorageClass and provisioner) or None (none)
+    storage: str | None = None
     _positions: dict[str, int] = attrs.field(init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -155,7 +167,7 @@ class ClusterConfig:
         """Build from a parsed YAML/JSON mapping (``nodes`` plus global knobs)."""
         if not isinstance(data, dict):
             raise ConfigError(f"{source}: must be a mapping")
-        unknown = set(data) - {"kind", "apiVersion", "nodes", "imagePullSeconds", "podSubnet"}
+        unknown = set(data) - {"kind", "apiVersion", "nodes", "imagePullSeconds", "podSubnet", "storage"}
         if unknown:
             raise ConfigError(f"{source}: unknown field {sorted(unknown)[0]!r}")
         cfg = cls._numbered(list(data.get("nodes") or []), source) if data.get("nodes") else cls.default()
@@ -169,7 +181,12 @@ class ClusterConfig:
                 raise ConfigError(f"{source}: podSubnet: {subnet} has fewer /24s than the "
                                   f"{len(cfg.nodes)} nodes")
             subnet = str(net)
-        return attrs.evolve(cfg, image_pull_seconds=data.get("imagePullSeconds"), pod_subnet=subnet)
+        storage = data.get("storage")
+        if storage is not None and storage not in STORAGE_VALUES:
+            raise ConfigError(f"{source}: storage: must be " + " or ".join(f'"{v}"' for v in STORAGE_VALUES)
+                              + f", not {storage!r}")
+        return attrs.evolve(cfg, image_pull_seconds=data.get("imagePullSeconds"), pod_subnet=subnet,
+                            storage=None if storage in (None, "none") else storage)
 
     @classmethod
     def load(cls, path: str | Path) -> "ClusterConfig":
@@ -199,6 +216,8 @@ class ClusterConfig:
             out["imagePullSeconds"] = self.image_pull_seconds
         if self.pod_subnet is not None:
             out["podSubnet"] = self.pod_subnet
+        if self.storage is not None:
+            out["storage"] = self.storage
         return out
 
     @classmethod
@@ -210,7 +229,7 @@ class ClusterConfig:
             NodeConfig(**{**n, "taints": tuple(n.get("taints") or ()), "labels": dict(n.get("labels") or {})})
             for n in data["nodes"]
         )
-        return cls(nodes, data.get("imagePullSeconds"), data.get("podSubnet"))
+        return cls(nodes, data.get("imagePullSeconds"), data.get("podSubnet"), data.get("storage"))
 
     def node(self, name: str) -> NodeConfig:
         for n in self.nodes:

@@ -27,6 +27,20 @@ Emulation note: the CoreDNS pod template carries a behaviour annotation
 (8080) and readiness (8181) endpoints, which it does not declare as
 container ports; without it the emulated probes would fail.
 
+With the cluster option ``storage: local-path`` (``k8semu cluster create --storage
+local-path``), :func:`bootstrap_local_path` then adds what kind's node image applies after
+kubeadm (``/kind/manifests/default-storage.yaml``, applied by kind with ``kubectl apply`` as
+``kubernetes-admin``: actor ``kind``, field manager ``kubectl-client-side-apply``, each object
+with kubectl's ``last-applied-configuration``): Namespace ``local-path-storage``, ServiceAccount
+``local-path-provisioner-service-account``, ClusterRole ``local-path-provisioner-role`` and
+ClusterRoleBinding ``local-path-provisioner-bind``, Deployment ``local-path-provisioner`` (one
+replica, ``kubernetes.io/os: linux``, tolerating the control-plane taint, so on the
+control-plane node or a worker), the default StorageClass ``standard`` (``rancher.io/local-path``,
+``WaitForFirstConsumer``, ``Delete``) and ConfigMap ``local-path-config`` (``config.json`` with
+the ``nodePathMap`` ``/var/local-path-provisioner``, the helper pod's ``setup`` / ``teardown``
+scripts and ``helperPod.yaml``). The provisioner's work is
+:class:`~k8semu.controllers.localpath.LocalPathProvisioner`.
+
 :class:`LeaseHolder` is the leader election of kube-controller-manager and
 kube-scheduler: each holds a Lease of its name in ``kube-system``
 (holderIdentity ``<node>_<uuid>``), renewed every 2 s (client-go's
@@ -47,7 +61,8 @@ from ..client.component import Component
 from ..client.leaderelection import LeaderElector
 from ..node.static_pods import KUBERNETES_VERSION, POD_CIDR, SERVICE_CIDR
 
-__all__ = ["bootstrap_kubeadm", "kubeadm_objects", "LeaseHolder", "holder_identity", "KUBEADM_ACTOR",
+__all__ = ["bootstrap_kubeadm", "kubeadm_objects", "bootstrap_local_path", "local_path_objects", "STORAGE_OPTIONS",
+           "LOCAL_PATH_ACTOR", "LeaseHolder", "holder_identity", "KUBEADM_ACTOR",
            "COREDNS_IMAGE", "KUBE_PROXY_IMAGE", "DNS_SERVICE_IP"]
 
 Obj = dict[str, Any]
@@ -445,6 +460,128 @@ def bootstrap_kubeadm(cluster: Any) -> None:
             continue
         try:
             api.create(info, obj, namespace=meta.get("namespace"), ctx=ctx, field_validation="Ignore")
+        except errors.AlreadyExists:
+            pass
+
+
+#: values of the cluster option ``storage`` (``none``: no StorageClass, as kubeadm leaves a cluster)
+STORAGE_OPTIONS = ("none", "local-path")
+#: the actor of what kind applies after kubeadm (kind runs ``kubectl apply`` as kubernetes-admin)
+LOCAL_PATH_ACTOR = "kind"
+_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+_LOCAL_PATH_CONFIG_JSON = """{
+        "nodePathMap":[
+        {
+                "node":"DEFAULT_PATH_FOR_NON_LISTED_NODES",
+                "paths":["%s"]
+        }
+        ]
+}"""
+
+
+def local_path_objects() -> list[Obj]:
+    """The objects of kind's default-storage manifest, in its order, as written in the manifest
+    (the StorageClass names namespace ``kube-system``, which the API server drops for a
+    cluster-scoped object but kubectl keeps in its last-applied-configuration)."""
+    from ..controllers import localpath as lp
+
+    labels = {"app": lp.DEPLOYMENT}
+    sa = {"kind": "ServiceAccount", "name": lp.SERVICE_ACCOUNT, "namespace": lp.NAMESPACE}
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": lp.NAMESPACE}},
+        {"apiVersion": "v1", "kind": "ServiceAccount",
+         "metadata": {"name": lp.SERVICE_ACCOUNT, "namespace": lp.NAMESPACE}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+         "metadata": {"name": "local-path-provisioner-role"},
+         "rules": [
+             {"apiGroups": [""], "resources": ["nodes", "persistentvolumeclaims", "configmaps"],
+              "verbs": ["get", "list", "watch"]},
+             {"apiGroups": [""], "resources": ["endpoints", "persistentvolumes", "pods"], "verbs": ["*"]},
+             {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},
+             {"apiGroups": ["storage.k8s.io"], "resources": ["storageclasses"], "verbs": ["get", "list", "watch"]},
+         ]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+         "metadata": {"name": "local-path-provisioner-bind"},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                     "name": "local-path-provisioner-role"},
+         "subjects": [sa]},
+        {"apiVersion": "apps/v1", "kind": "Deployment",
+         "metadata": {"name": lp.DEPLOYMENT, "namespace": lp.NAMESPACE},
+         "spec": {
+             "replicas": 1,
+             "selector": {"matchLabels": dict(labels)},
+             "template": {
+                 "metadata": {"labels": dict(labels)},
+                 "spec": {
+                     "nodeSelector": {"kubernetes.io/os": "linux"},
+                     "tolerations": [
+                         {"key": "node-role.kubernetes.io/control-plane", "operator": "Equal", "effect": "NoSchedule"},
+                         {"key": "node-role.kubernetes.io/master", "operator": "Equal", "effect": "NoSchedule"},
+                     ],
+                     "serviceAccountName": lp.SERVICE_ACCOUNT,
+                     "containers": [{
+                         "name": lp.DEPLOYMENT,
+                         "image": lp.PROVISIONER_IMAGE,
+                         "imagePullPolicy": "IfNotPresent",
+                         "command": ["local-path-provisioner", "--debug", "start", "--helper-image",
+                                     lp.HELPER_IMAGE, "--config", "/etc/config/config.json"],
+                         "volumeMounts": [{"name": "config-volume", "mountPath": "/etc/config/"}],
+                         "env": [{"name": "POD_NAMESPACE",
+                                  "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}],
+                     }],
+                     "volumes": [{"name": "config-volume", "configMap": {"name": lp.CONFIGMAP}}],
+                 },
+             },
+         }},
+        {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+         "metadata": {"name": lp.STORAGE_CLASS, "namespace": "kube-system",
+                      "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+         "provisioner": lp.PROVISIONER_NAME, "volumeBindingMode": "WaitForFirstConsumer", "reclaimPolicy": "Delete"},
+        {"kind": "ConfigMap", "apiVersion": "v1",
+         "metadata": {"name": lp.CONFIGMAP, "namespace": lp.NAMESPACE},
+         "data": {
+             "config.json": _LOCAL_PATH_CONFIG_JSON % lp.DEFAULT_PATH,
+             "setup": '#!/bin/sh\nset -eu\nmkdir -m 0777 -p "$VOL_DIR"',
+             "teardown": '#!/bin/sh\nset -eu\nrm -rf "$VOL_DIR"',
+             "helperPod.yaml": ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: helper-pod\nspec:\n  containers:\n"
+                                f"  - name: helper-pod\n    image: {lp.HELPER_IMAGE}\n    imagePullPolicy: IfNotPresent"),
+         }},
+    ]
+
+
+def _go_json(value: Any) -> str:
+    """Go's ``json.Marshal`` of a decoded manifest: map keys sorted, no spaces, ``<>&`` and
+    U+2028/U+2029 escaped."""
+    import json
+
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
+                    ("\u2029", "\\u2029")):
+        text = text.replace(ch, esc)
+    return text
+
+
+def bootstrap_local_path(cluster: Any) -> None:
+    """Apply kind's default-storage manifest to ``cluster`` (skipping objects that exist), as
+    ``kubectl apply`` run by kind as kubernetes-admin does: each object created with kubectl's
+    ``last-applied-configuration`` annotation, field manager ``kubectl-client-side-apply``,
+    actor :data:`LOCAL_PATH_ACTOR`."""
+    api = cluster.api
+    ctx = RequestContext(admin(), LOCAL_PATH_ACTOR)
+    for obj in local_path_objects():
+        info = by_kind(obj["apiVersion"], obj["kind"])
+        meta = dict(obj["metadata"])
+        ann = dict(meta.get("annotations") or {})
+        ann[_LAST_APPLIED] = _go_json(obj) + "\n"
+        meta["annotations"] = ann
+        namespace = meta.get("namespace") if info.namespaced else None
+        if not info.namespaced:
+            meta.pop("namespace", None)  # the API server clears it for a cluster-scoped object
+        if api.log.get(info.key(namespace, meta["name"])) is not None:
+            continue
+        try:
+            api.create(info, {**obj, "metadata": meta}, namespace=namespace, ctx=ctx, field_validation="Ignore",
+                       field_manager="kubectl-client-side-apply")
         except errors.AlreadyExists:
             pass
 

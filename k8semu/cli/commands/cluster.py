@@ -5,6 +5,12 @@
 land there) plus ``--nodes N`` workers (default 3), or the nodes of
 ``--config FILE``, and says so: ``cluster created: 1 control-plane node, 3
 workers (".k8semu/cluster.log", seed 0)``.
+
+``--storage local-path`` (or ``storage: local-path`` in the ``--config`` file; the flag
+wins) makes the cluster as kind's: a default StorageClass ``standard`` and the
+local-path-provisioner in ``local-path-storage``, so claims (a StatefulSet's
+``volumeClaimTemplates``) get volumes; the default, ``none``, leaves it as kubeadm does,
+with no StorageClass.
 """
 
 from __future__ import annotations
@@ -32,6 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="number of worker nodes (default 3); a control-plane node is always added, "
                         "so the cluster has N+1 nodes")
     c.add_argument("--config", help="cluster configuration file (YAML: nodes, sizes, labels, taints)")
+    c.add_argument("--storage", choices=["none", "local-path"], default=None,
+                   help="default StorageClass and provisioner: none (as kubeadm, the default) or local-path "
+                        "(as kind: StorageClass 'standard', rancher.io/local-path)")
     c.add_argument("--bare", action="store_true",
                    help="no kubeadm addons (CoreDNS, kube-proxy DaemonSet, static pods, leader election): faster")
     c.set_defaults(func=run)
@@ -59,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
                 return die(f'a cluster already exists at "{path}"')
             # a snapshot left by a log removed by hand caches another log: not this new one's
             snapshot_path(path).unlink(missing_ok=True)
-            Cluster.create(path, seed=args.seed, config=config, kubeadm_addons=not args.bare).close()
+            Cluster.create(path, seed=args.seed, config=config, kubeadm_addons=not args.bare,
+                           storage=getattr(args, "storage", None)).close()
         except OSError as e:
             raise cluster_os_error(args, path, e) from None
         finally:
