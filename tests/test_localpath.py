@@ -250,3 +250,30 @@ def test_same_seed_same_log():
         return [(r.revision, r.key, r.type, r.actor, r.time, repr(r.object)) for r in cluster.log.records(0)]
 
     assert log_of() == log_of()
+
+
+def test_a_pods_files_live_in_its_volume_on_the_node_and_outlive_the_pod():
+    """The kubelet mounts a claim bound to a local-path PV as that hostPath: what web-0 writes is
+    in the node's directory, and the web-0 the StatefulSet makes again (same claim) reads it.
+    (The node's files live as long as its kubelet: one command, or a ``serve`` run.)"""
+    cluster = Cluster.create(seed=5, storage="local-path")
+    api = cluster.api
+    sts = web_set(replicas=1)
+    sts["spec"]["template"]["spec"]["containers"][0]["command"] = [
+        "sh", "-c", "cat /usr/share/nginx/html/count 2>/dev/null || echo none; "
+                    "echo $(( $(cat /usr/share/nginx/html/count 2>/dev/null || echo 0) + 1 )) "
+                    "> /usr/share/nginx/html/count; sleep 3600"]
+
+    async def then(rt):
+        first = api.get("pods", "web-0", namespace=NS)["metadata"]["uid"]
+        api.delete("pods", "web-0", namespace=NS)
+        assert await rt.until(lambda: (p := next(iter(api.list("pods", namespace=NS, field_selector="metadata.name=web-0")
+                                                      ["items"]), None)) is not None
+                              and p["metadata"]["uid"] != first and p["status"].get("phase") == "Running", limit=120)
+        await rt.settle()
+        node = api.get("pods", "web-0", namespace=NS)["spec"]["nodeName"]
+        uid = api.get("persistentvolumeclaims", "www-web-0", namespace=NS)["metadata"]["uid"]
+        kubelet = rt.components[f"kubelet/{node}"]
+        assert kubelet.host_files.files[f"/var/local-path-provisioner/pvc-{uid}_default_www-web-0/count"] == "2\n"
+
+    run_sts(cluster, sts, then)

@@ -384,7 +384,8 @@ class PodWorker:
         self.sidecars_signaled = False
         self.gone = False           # deleted from the API
         self._probe_ticker_origin = now
-        self.vols = podvolumes.PodVolumes(pod, kubelet.host_files, now)
+        # a claim bound to a hostPath PV (local-path's) is that directory of the node
+        self.vols = podvolumes.PodVolumes(podvolumes.with_claims_resolved(pod, kubelet.api), kubelet.host_files, now)
         #: :meth:`next_due`'s answer while the worker's state is unchanged (``_STALE``: recompute)
         self._next_due: float | None | object = _STALE
         #: (``spec`` or allocation object, requests) of :meth:`requests`
@@ -1037,7 +1038,8 @@ class PodWorker:
             s.resync_at = now + CONFIG_ERROR_RESYNC
             return False
         self.vols.refresh(self.pod, self._source(), self._downward())
-        mounts = podvolumes.container_mounts(self.pod, s.spec, self.vols.stores, k.host_files, env)
+        mounts = podvolumes.container_mounts(podvolumes.with_claims_resolved(self.pod, k.api), s.spec,
+                                             self.vols.stores, k.host_files, env)
         # create + start
         attempt = 0 if s.current is None else s.restart_count + 1
         prev = s.current

@@ -64,6 +64,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Callable
 
+from ..api import errors
 from . import dns
 from .behaviour import Mount, expand_kube_vars
 from .envvars import (EnvError, Source, decode_secret_value, field_value, not_found_message, pod_hostname,
@@ -364,6 +365,41 @@ def used_volumes(pod: Mapping[str, Any]) -> list[Obj]:
     names = {m.get("name") for key in ("initContainers", "containers", "ephemeralContainers")
              for c in spec.get(key) or [] for m in (c.get("volumeMounts") or []) + (c.get("volumeDevices") or [])}
     return [v for v in spec.get("volumes") or [] if v.get("name") in names]
+
+
+def with_claims_resolved(pod: Mapping[str, Any], api: Any) -> Mapping[str, Any]:
+    """``pod`` with each ``persistentVolumeClaim`` volume whose claim is bound to a PersistentVolume
+    of type ``hostPath`` (or ``local``) replaced by that ``hostPath`` (as the kubelet mounts the PV
+    the claim names), so the pod's files there live on the node's :class:`HostFiles`, beside other
+    pods of the node; ``pod`` itself when nothing is resolved. Other claims keep their own store.
+    ``api``: an :class:`~k8semu.api.apiserver.APIServer` (read, never written)."""
+    spec = pod.get("spec") or {}
+    volumes = spec.get("volumes") or []
+    if not any(v.get("persistentVolumeClaim") for v in volumes):
+        return pod
+    ns = (pod.get("metadata") or {}).get("namespace") or "default"
+    out, changed = [], False
+    for v in volumes:
+        claim = v.get("persistentVolumeClaim") or {}
+        source = None
+        if claim.get("claimName"):
+            try:
+                pvc = api.get("persistentvolumeclaims", claim["claimName"], namespace=ns)
+                pv_name = (pvc.get("spec") or {}).get("volumeName")
+                pv = api.get("persistentvolumes", pv_name) if pv_name else None
+            except errors.NotFound:
+                pv = None
+            pv_spec = (pv or {}).get("spec") or {}
+            if pv_spec.get("hostPath"):
+                source = {"path": pv_spec["hostPath"].get("path") or "/", "type": pv_spec["hostPath"].get("type") or ""}
+            elif (pv_spec.get("local") or {}).get("path"):
+                source = {"path": pv_spec["local"]["path"], "type": "Directory"}
+        if source is None:
+            out.append(v)
+        else:
+            out.append({"name": v.get("name"), "hostPath": source})
+            changed = True
+    return {**pod, "spec": {**spec, "volumes": out}} if changed else pod
 
 
 class _Retry:
