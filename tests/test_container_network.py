@@ -159,3 +159,35 @@ def test_an_exec_probe_reaches_the_cluster_network(k, tmp_path):
     assert k("scale", "deployment/web", "--replicas=0")[0] == 0
     assert k("advance", "30s")[0] == 0
     assert k("get", "pod", "probed", "-o", "jsonpath={.status.containerStatuses[0].ready}")[1] == ["false"]
+
+
+def test_logs_replay_after_the_history_was_compacted():
+    """A replay's network calls before the oldest retained revision read the oldest state there
+    is (``serve`` compacts every 5 minutes): ``logs`` still works — a regression test for a
+    ``Compacted`` error that broke ``logs`` and ``exec`` of such pods under ``serve``."""
+    from k8semu.api.meta import parse_time
+    from k8semu.cli.commands.logs import container_log_lines
+    from k8semu.sim.cluster import Cluster
+    from k8semu.sim.components import default_factories
+    from k8semu.sim.config import ClusterConfig
+    from k8semu.sim.runtime import run_cluster
+
+    c = Cluster.create(seed=2, config=ClusterConfig.default(workers=1))
+    api = c.api
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "looper", "namespace": "default"},
+           "spec": {"containers": [{"name": "c", "image": "busybox", "command": [
+               "sh", "-c", "while true; do nslookup kubernetes.default.svc.cluster.local >/dev/null && echo OK; "
+                           "sleep 5; done"]}]}}
+
+    async def body(rt):
+        api.create("pods", pod)
+        await rt.advance(30)
+        api.log.compact(api.log.revision)
+        await rt.advance(12)
+
+    run_cluster(c, body, default_factories(c))
+    p = api.get("pods", "looper", namespace="default")
+    started = parse_time(api.epoch, p["status"]["containerStatuses"][0]["state"]["running"]["startedAt"])
+    lines = [text for _, text in container_log_lines(p, p["spec"]["containers"][0], started, api.now,
+                                                      api.epoch, api)]
+    assert lines and set(lines) == {"OK"} and len(lines) >= 8

@@ -62,7 +62,8 @@ def time_of(log: EventLog, revision: int) -> float:
 def revision_at_time(log: EventLog, t: float) -> int:
     """The last revision written at virtual time ≤ ``t`` (0 if none): binary search, O(log n)."""
     lo, hi = max(log.compact_revision, 0), log.revision  # answer in [lo, hi]
-    if hi == 0 or log.record(max(lo, 1)).time > t:
+    # (the compact revision's own record may be gone: its state is the oldest readable)
+    if hi <= lo or log.record(lo + 1).time > t:
         return lo
     while lo < hi:
         mid = (lo + hi + 1) // 2
