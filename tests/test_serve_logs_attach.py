@@ -165,6 +165,26 @@ def test_a_shell_on_an_attached_stdin_runs_each_line_and_exit_ends_the_container
     assert (again, exits_again) == (lines, exits)
 
 
+def test_a_typed_unknown_program_is_not_found_and_the_shell_goes_on():
+    """busybox's ``sh: nosuchcmd: not found`` (127) for what a user types that the image does not
+    have, as exec does; the shell reads on (a regression: it was taken for the image's own server
+    and blocked the shell for good)."""
+    feed = behaviour.StdinFeed()
+    feed.append(1.0, "echo a\nnosuchcmd\necho $?\nexit 4\n")
+    run, lines, exits = _run(_shell(), feed, 100)
+    assert [text for _, text in lines] == ["a", "sh: nosuchcmd: not found", "127"] and exits == [(1.25, 4)]
+
+
+def test_chroot_runs_the_command_under_the_new_root():
+    run = _shell().start(0.0)
+    run.fs["/host/etc/hostname"] = "node-1\n"
+    run.dirs.add("/host")
+    assert _exec(run, ["chroot", "/host", "cat", "/etc/hostname"]) == (0, "node-1\n", "")
+    assert _exec(run, ["chroot", "/host", "sh", "-c", "cd /etc && cat hostname && pwd"]) == (0, "node-1\n/etc\n", "")
+    assert _exec(run, ["chroot", "/nope"]) == (
+        1, "", "chroot: can't change root directory to '/nope': No such file or directory\n")
+
+
 def test_end_of_input_ends_the_shell_with_the_last_status_and_a_terminal_shows_prompts():
     feed = behaviour.StdinFeed(tty=True)
     feed.append(1.0, "false\n")

@@ -1998,6 +1998,11 @@ class _Shell:
         self.cond = 0
         self.probe = probe
         self.in_exec = False  # a process started by exec (see exec_command), not the container's own
+        #: commands typed into a shell on an attached stdin (kubectl attach / run -i / debug -i): a
+        #: program the image does not have is ``not found``, as from exec, not a server started
+        self.typed = False
+        #: ``chroot``'s new root: absolute paths are looked up under it ("" for the container's own)
+        self.root = ""
         self.session_arg0: str | None = None  # an interactive shell started by exec (ShellSession): its argv[0]
 
     def child(self) -> _Shell:
@@ -2030,7 +2035,16 @@ class _Shell:
                     parts.pop()
             else:
                 parts.append(part)
+        if self.root:
+            return self.root + ("/" + "/".join(parts) if parts else "")
         return "/" + "/".join(parts)
+
+    def logical(self, p: str) -> str:
+        """:meth:`path` as the process sees it: inside a ``chroot``, without the new root."""
+        full = self.path(p)
+        if self.root and full.startswith(self.root):
+            return full[len(self.root):] or "/"
+        return full
 
     def read_file(self, p: str) -> str | None:
         full = self.path(p)
@@ -2520,7 +2534,7 @@ class _Shell:
             io.err(f"sh: {argv[0]}: not found\n")  # a utility this image does not have (ps without procps)
             return 127
         if handler is None:
-            if self.in_exec and ("/" not in argv[0] or self.read_file(argv[0]) is None):
+            if (self.in_exec or self.typed) and ("/" not in argv[0] or self.read_file(argv[0]) is None):
                 io.err(f"sh: {argv[0]}: not found\n")  # busybox; the image has no such program
                 return 127
             return (yield from self.unknown(argv, io))
@@ -2533,7 +2547,7 @@ class _Shell:
         script = self.read_file(argv[0]) if "/" in argv[0] else None
         if script is not None and script.startswith("#!") and re.match(r"#!\s*\S*(sh|bash)\b", script):
             return (yield from _run_script_text(self, script, argv[0], argv[1:], io))
-        if self.in_exec:  # exec'd, e.g. `python manage.py migrate`: ends at once, as in an exec probe
+        if self.in_exec or self.typed:  # exec'd or typed, e.g. `python manage.py migrate`: ends at once
             return 0
         return (yield from self.serve())
 
@@ -2726,7 +2740,7 @@ def _shell_prompt(sh: _Shell, shell: str, continuation: bool = False) -> str:
     ``root@HOSTNAME:/# `` (root, the working directory)."""
     if continuation:
         return "> "
-    cwd = sh.path(".")
+    cwd = sh.logical(".")
     if shell.rsplit("/", 1)[-1] == "bash":
         return f"root@{sh.hostname()}:{cwd}# "
     return f"{cwd} # "
@@ -2741,6 +2755,7 @@ def _feed_shell(sh: _Shell, arg0: str, io: _IO) -> Gen:
     inp = io.inp
     assert isinstance(inp, _FeedInput)
     sh.arg0 = arg0
+    sh.typed = True
     shell = arg0.rsplit("/", 1)[-1]
     status, text = 0, ""
     while True:
@@ -3312,13 +3327,13 @@ def _c_shift(sh: _Shell, argv: list[str], io: _IO) -> Gen:
 def _c_cd(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     target = argv[1] if len(argv) > 1 else str(sh.vars.get("HOME") or "/root")
     sh.run.dirs.add(sh.path(target))
-    sh.vars["PWD"] = sh.path(target)
+    sh.vars["PWD"] = sh.logical(target)
     return (yield from _done(0))
 
 
 @_command("pwd")
 def _c_pwd(sh: _Shell, argv: list[str], io: _IO) -> Gen:
-    io.out(sh.path(".") + "\n")
+    io.out(sh.logical(".") + "\n")
     return (yield from _done(0))
 
 
@@ -3362,6 +3377,25 @@ def _c_noop(sh: _Shell, argv: list[str], io: _IO) -> Gen:
 @_command("kill", "killall", "pkill", "pgrep", "pidof")
 def _c_kill(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     return (yield from _done(1))
+
+
+@_command("chroot")
+def _c_chroot(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    """``chroot NEWROOT [COMMAND [ARG...]]``: the command (default ``$SHELL -i``, ``/bin/sh``)
+    sees ``NEWROOT`` as ``/`` — ``kubectl debug node/N`` then ``chroot /host`` reads the node's
+    files through the pod's ``hostPath`` mount of ``/``. Errors as busybox's."""
+    if len(argv) < 2:
+        io.err("BusyBox v1.37.0 (2024-09-26 21:31:42 UTC) multi-call binary.\n\n"
+               "Usage: chroot NEWROOT [PROG ARGS]\n\nRun PROG with root directory set to NEWROOT\n")
+        return 1
+    if not sh.is_dir(argv[1]):
+        io.err(f"chroot: can't change root directory to '{argv[1]}': No such file or directory\n")
+        return 1
+    sub = sh.child()
+    sub.root = sh.path(argv[1]).rstrip("/")
+    sub.vars["PWD"] = "/"
+    command = argv[2:] or [str(sh.vars.get("SHELL") or "/bin/sh"), "-i"]
+    return (yield from sub.exec_argv(command, io))
 
 
 @_command("hostname", "whoami", "id", "uname", "basename", "dirname", "nproc")
@@ -5509,7 +5543,7 @@ class ShellSession:
         ``root@HOSTNAME:/# `` (root, the working directory)."""
         if continuation:
             return "> "
-        cwd = self._sh.path(".")
+        cwd = self._sh.logical(".")
         if self.shell == "bash":
             return f"root@{self._sh.hostname()}:{cwd}# "
         return f"{cwd} # "
