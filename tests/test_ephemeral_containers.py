@@ -49,6 +49,7 @@ def test_the_kubelet_runs_an_ephemeral_container_once_beside_the_pod():
         # only spec.ephemeralContainers changed, defaulted like any container
         assert out["spec"]["ephemeralContainers"][0]["imagePullPolicy"] == "IfNotPresent"
         assert {k: v for k, v in out["spec"].items() if k != "ephemeralContainers"} == before["spec"]
+        assert out["metadata"]["generation"] == before["metadata"]["generation"] + 1  # updatePodGeneration
         assert out["status"] == before["status"]
         assert await rt.until(lambda: "terminated" in (
             (_get(api)["status"].get("ephemeralContainerStatuses") or [{}])[0].get("state") or {}), limit=60)

@@ -40,7 +40,8 @@ _FORBIDDEN_FIELDS = ("ports", "resources", "resizePolicy", "livenessProbe", "rea
 
 def prepare_for_update(obj: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
     """The pod an ephemeralcontainers update stores: ``old`` (a stored Pod) with ``obj``'s
-    ``spec.ephemeralContainers`` and managedFields; nothing else ``obj`` says is kept."""
+    ``spec.ephemeralContainers`` and managedFields, ``metadata.generation`` one up when that
+    changed the spec; nothing else ``obj`` says is kept."""
     spec = dict(old.get("spec") or {})
     containers = (obj.get("spec") or {}).get("ephemeralContainers")
     if containers:
@@ -51,6 +52,8 @@ def prepare_for_update(obj: dict[str, Any], old: dict[str, Any]) -> dict[str, An
     managed = (obj.get("metadata") or {}).get("managedFields")
     if managed is not None:
         meta["managedFields"] = managed
+    if "generation" in meta and spec != (old.get("spec") or {}):
+        meta["generation"] = meta["generation"] + 1  # updatePodGeneration: a spec change bumps it
     return {**old, "metadata": meta, "spec": spec}
 
 
