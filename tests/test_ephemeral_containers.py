@@ -148,3 +148,15 @@ def test_describe_and_logs_show_the_ephemeral_container(tmp_path):
     assert "  debugger-x1:\n" in section
     assert "    State:          Terminated\n      Reason:       Error\n      Exit Code:    3\n" in section
     assert k8semu("logs", "web", "-c", "debugger-x1") == (0, "debugging\n")
+
+
+def test_cli_patch_and_get_take_any_subresource_as_kubectl(k):
+    """kubectl 1.33 sends any ``--subresource``: the server answers one the kind lacks with NotFound."""
+    pod = k.pods()[0]["metadata"]["name"]
+    patch = '{"spec": {"ephemeralContainers": [{"name": "dbg", "image": "busybox", "command": ["true"]}]}}'
+    assert k("patch", "pod", pod, "--subresource", "ephemeralcontainers", "-p", patch) == (
+        0, [f"pod/{pod} patched"], [])
+    assert k("patch", "pod", pod, "--subresource", "foo", "-p", "{}") == (
+        1, [], ["Error from server (NotFound): the server could not find the requested resource"])
+    rc, out, _ = k("get", "pod", pod, "--subresource", "resize", "-o", "jsonpath={.spec.ephemeralContainers[0].name}")
+    assert (rc, out) == (0, ["dbg"])

@@ -835,7 +835,7 @@ class APIServer:
         rv = meta.get("resourceVersion")
         if rv and rv != str(cur.revision):
             raise errors.Conflict.of(info.plural, info.group, name)
-        if subresource and subresource not in info.subresources and isinstance(info, CustomResourceInfo):
+        if subresource and subresource not in info.subresources:
             raise errors.NotFound("the server could not find the requested resource")
         return self._out(info, self._write_update(info, ns, name, obj, cur, subresource, ctx, dry_run,
                                                   field_manager))
@@ -950,9 +950,9 @@ class APIServer:
                 f"the body of the request was in an unknown format - accepted media types include: "
                 f"{', '.join(accepted)}"
             )
+        if subresource and subresource not in info.subresources:
+            raise errors.NotFound("the server could not find the requested resource")
         if isinstance(info, CustomResourceInfo):
-            if subresource and subresource not in info.subresources:
-                raise errors.NotFound("the server could not find the requested resource")
             return self._out(info, self._patch(info, ns, name, patch, patch_type, subresource, ctx, dry_run,
                                                field_manager, force, field_validation))
         return self._patch(info, ns, name, patch, patch_type, subresource, ctx, dry_run, field_manager, force,

@@ -40,7 +40,7 @@ objects of one kind, names with their kinds when several kinds were found,
 errors collected and printed after (``Error from server (NotFound): …``; one
 as ``error: …``, several one a line), ``-l`` matching the live objects; one
 object of a single file prints as itself, not a ``List``.
-``--subresource=status|scale`` gets that subresource of the named objects (a
+``--subresource=NAME`` gets that subresource of the named objects (``status``, ``resize``… print as the object; a
 Scale prints as ``NAME AGE``); ``--raw URI`` prints the API server's answer as
 it is (:mod:`k8semu.cli.rawhttp`); ``--server-print=false`` prints kubectl's own
 ``NAME AGE`` tables; ``--chunk-size`` is accepted (the output does not depend
@@ -215,8 +215,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--show-kind", action="store_true")
     g.add_argument("--show-managed-fields", action="store_true")
     g.add_argument("--ignore-not-found", action="store_true")
-    g.add_argument("--subresource", default="", metavar="status|scale",
-                   help="get this subresource of the named objects (status or scale)")
+    g.add_argument("--subresource", default="", metavar="SUBRESOURCE",
+                   help="get this subresource of the named objects (status, scale, resize, …)")
     g.add_argument("--server-print", action=GoBool, default=True,
                    help="the server's table columns (default true; false: NAME and AGE only)")
     g.add_argument("--chunk-size", type=int, default=500,
@@ -275,8 +275,9 @@ def _fetch(api: Any, info: ResourceInfo, names: list[str], args: argparse.Namesp
 
 def get_subresource(api: Any, info: ResourceInfo, name: str, namespace: str | None,
                     subresource: str = "") -> dict[str, Any]:
-    """GET ``name`` (``--subresource``: its ``status`` or ``scale``) as the server answers it: the
-    object itself for ``status``, an ``autoscaling/v1`` Scale for ``scale``; a subresource the
+    """GET ``name`` (``--subresource``) as the server answers it: the object itself for
+    ``status``, ``approval``, ``ephemeralcontainers`` and ``resize``, an ``autoscaling/v1`` Scale
+    for ``scale``; a subresource the
     kind does not have is the server's ``NotFound`` (``the server could not find the requested
     resource``), one it has but does not GET (``eviction``) its ``MethodNotAllowed``.
 
@@ -289,7 +290,7 @@ def get_subresource(api: Any, info: ResourceInfo, name: str, namespace: str | No
         raise err
     if subresource == "scale":
         return api.get_scale(info, name, namespace=namespace)
-    if subresource not in ("", "status"):
+    if subresource not in ("", "status", "approval", "ephemeralcontainers", "resize"):
         raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
     return api.get(info, name, namespace=namespace)
 

@@ -10,9 +10,10 @@ of object key string`` (strategic merge), ``… (BadRequest): error decoding
 patch: invalid character …`` (merge and JSON patches); other text is read as
 YAML (``error: unable to parse "…": yaml: …`` when it is not). As kubectl, each object is read first and compared with
 what the PATCH returns: ``deployment.apps/web patched``, or ``… patched (no
-change)`` when nothing changed. ``--subresource status|scale|resize`` patches that
-subresource (kubectl 1.33's choices; ``resize``: a pod's container resources in place,
-:mod:`k8semu.api.podresize`). Then the cluster settles (or runs ``--for``).
+change)`` when nothing changed. ``--subresource NAME`` patches that subresource
+(``status``, ``scale``, ``resize`` — a pod's container resources in place,
+:mod:`k8semu.api.podresize` — ``ephemeralcontainers``…; as kubectl 1.33, any name is sent and
+one the kind lacks is the server's ``NotFound``). Then the cluster settles (or runs ``--for``).
 """
 
 from __future__ import annotations
@@ -40,7 +41,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-p", "--patch", help="the patch (JSON or YAML)")
     p.add_argument("--patch-file", help="a file holding the patch")
     p.add_argument("--type", default="strategic", choices=sorted(PATCH_TYPES))
-    p.add_argument("--subresource", default="", choices=["", "status", "scale", "resize"])
+    p.add_argument("--subresource", default="", metavar="SUBRESOURCE",
+                   help="patch this subresource (status, scale, resize, ephemeralcontainers, …); kubectl "
+                        "sends any name, and the server answers one the kind lacks with NotFound")
     p.add_argument("--local", action=GoBool, default=False,
                    help="patch the -f objects locally and print them; nothing is sent")
     p.add_argument("--field-manager", default=FIELD_MANAGER, help=f"field manager (default {FIELD_MANAGER})")
