@@ -259,3 +259,18 @@ def test_yaml_folds_long_scalars_as_go_yaml():
     assert to_yaml(EDGE) == EDGE_YAML
     assert to_yaml({"status": {"containerStatuses": [{"containerID": "containerd://" + "f" * 64}]}}) == (
         "status:\n  containerStatuses:\n  - containerID: containerd://" + "f" * 64 + "\n")
+
+
+def test_yaml_single_quotes_what_cannot_be_plain_as_go_yaml():
+    """go-yaml (kubectl -o yaml) single-quotes a string that cannot be plain, doubling its quotes,
+    and folds it at a space past column 80; double quotes only for strings read as other types."""
+    from k8semu.cli.printing import to_yaml
+
+    msg = "Node didn't have enough resource: cpu, requested: 100000, used: 1950, capacity: 3800"
+    assert to_yaml({"conditions": [{"message": msg, "reason": "Deferred"}], "flag": "true", "x": "a: b"}) == (
+        "conditions:\n"
+        "- message: 'Node didn''t have enough resource: cpu, requested: 100000, used: 1950,\n"
+        "    capacity: 3800'\n"
+        "  reason: Deferred\n"
+        "flag: \"true\"\n"
+        "x: 'a: b'\n")

@@ -167,6 +167,42 @@ def _go_emitter() -> Any:
             self.whitespace = False
             self.indention = False
 
+        def choose_scalar_style(self) -> Any:
+            """go-yaml's choice: a string that cannot be plain is single-quoted when it can be
+            (``'Node didn''t have …'``), double-quoted only when asked for (strings that would
+            read as another type) or when single quotes cannot hold it."""
+            style = super().choose_scalar_style()
+            if style == '"' and self.event.style != '"':
+                if self.analysis is None:
+                    self.analysis = self.analyze_scalar(self.event.value)
+                if self.analysis.allow_single_quoted and not self.analysis.multiline:
+                    return "'"
+            return style
+
+        def write_single_quoted(self, text: Any, split: Any = True) -> None:
+            """A single-quoted scalar folded as go-yaml's ``yaml_emitter_write_single_quoted``:
+            a space past the width (not the first or last character, not before another space)
+            becomes the line break; ``'`` is doubled."""
+            if self.root_context or any(c in text for c in "\n\x85\u2028\u2029"):
+                super().write_single_quoted(text, split)
+                return
+            if not self.whitespace:
+                self._put(" ")
+            chunk, after_space = ["'"], False
+            for i, ch in enumerate(text):
+                if (ch == " " and split and not after_space and self.column + len("".join(chunk)) > self.best_width
+                        and 0 < i < len(text) - 1 and text[i + 1] != " "):
+                    self._put("".join(chunk))
+                    chunk = []
+                    self.write_indent()
+                else:
+                    chunk.append("''" if ch == "'" else ch)
+                after_space = ch == " "
+            chunk.append("'")
+            self._put("".join(chunk))
+            self.whitespace = False
+            self.indention = False
+
         def _put(self, data: str) -> None:
             if not data:
                 return
