@@ -464,3 +464,25 @@ def test_events_about_one_object_at_one_instant_are_all_kept():
     first = int(names[0].split(".")[1], 16)
     assert names == [f"p.{first + i:x}" for i in range(12)]
     assert len(api.list("events", namespace="default")["items"]) == 12
+
+
+def test_container_statuses_list_their_volume_mounts_as_1_33():
+    """RecursiveReadOnlyMounts (on in 1.33): each container status lists its mounts; read-only ones
+    say whether they are recursively read-only (the service account token's: Disabled)."""
+    c = small_cluster()
+    api = c.api
+
+    async def body(rt):
+        api.create("pods", pod("mounts", containers=[{"name": "nginx", "image": IMAGE, "volumeMounts": [
+            {"name": "scratch", "mountPath": "/scratch"},
+            {"name": "cfg", "mountPath": "/cfg", "readOnly": True, "recursiveReadOnly": "IfPossible"}]}],
+            volumes=[{"name": "scratch", "emptyDir": {}}, {"name": "cfg", "emptyDir": {}}]))
+        assert await rt.until(lambda: get(api, "mounts")["status"].get("phase") == "Running", limit=60)
+        mounts = cstatus(get(api, "mounts"))["volumeMounts"]
+        assert mounts[:2] == [{"name": "scratch", "mountPath": "/scratch"},
+                              {"name": "cfg", "mountPath": "/cfg", "readOnly": True, "recursiveReadOnly": "Enabled"}]
+        token = mounts[2]
+        assert token["mountPath"] == "/var/run/secrets/kubernetes.io/serviceaccount"
+        assert (token["readOnly"], token["recursiveReadOnly"]) == (True, "Disabled")
+
+    run(c, body)

@@ -1263,6 +1263,9 @@ class PodWorker:
             # what the runtime applied (1.33 writes no ``allocatedResources``: its gate is off)
             applied = self.actual.get(s.name, alloc)
             out["resources"] = {k: dict(v) for k, v in applied.items() if k in ("limits", "requests") and v}
+        mounts = s.spec.get("volumeMounts")
+        if mounts:
+            out["volumeMounts"] = [_mount_status(m) for m in mounts]
         return out
 
     def compute_status(self, now: float, terminal: bool = False) -> Obj:
@@ -1763,6 +1766,19 @@ class Kubelet(Component):
         else:
             w.pod = pod
             w.add_ephemeral()
+
+
+def _mount_status(mount: Obj) -> Obj:
+    """A container's ``volumeMounts`` entry as the 1.33 kubelet reports it in the container's
+    status (RecursiveReadOnlyMounts, on by default): name, path, and for a read-only mount
+    ``recursiveReadOnly`` — ``Enabled`` when asked for (``Enabled``/``IfPossible``: containerd 2
+    supports it), else ``Disabled``."""
+    out: Obj = {"name": mount.get("name"), "mountPath": mount.get("mountPath")}
+    if mount.get("readOnly"):
+        out["readOnly"] = True
+        out["recursiveReadOnly"] = ("Enabled" if mount.get("recursiveReadOnly") in ("Enabled", "IfPossible")
+                                    else "Disabled")
+    return out
 
 
 def _worker_order(w: PodWorker) -> tuple[str, str]:
