@@ -655,7 +655,7 @@ def _validate_env(errs: list[FieldError], env: Any, path: str) -> None:
 
 
 def _validate_containers(errs: list[FieldError], containers: Any, path: str, volumes: set[str],
-                         names: set[str], *, regular: bool) -> None:
+                         names: set[str], *, regular: bool, host_users: bool = True) -> None:
     for i, c in enumerate(containers or ()):
         cpath = _idx(path, i)
         name = c.get("name") or ""
@@ -719,6 +719,8 @@ def _validate_containers(errs: list[FieldError], containers: Any, path: str, vol
             _validate_probe(errs, c.get("readinessProbe"), _child(cpath, "readinessProbe"), success_one=False)
             _validate_probe(errs, c.get("startupProbe"), _child(cpath, "startupProbe"), success_one=True)
         _validate_resources(errs, c.get("resources"), _child(cpath, "resources"))
+        _validate_container_security_context(errs, c.get("securityContext"), _child(cpath, "securityContext"),
+                                             host_users)
 
 
 _RESTART_POLICIES = ["Always", "OnFailure", "Never"]
@@ -774,9 +776,9 @@ def _validate_pod_spec(errs: list[FieldError], spec: Any, path: str,
     if not spec.get("containers"):
         errs.append(FieldError.required(_child(path, "containers")))
     _validate_containers(errs, spec.get("containers"), _child(path, "containers"), volumes, names,
-                         regular=True)
+                         regular=True, host_users=_host_users(spec))
     _validate_containers(errs, spec.get("initContainers"), _child(path, "initContainers"), volumes,
-                         names, regular=False)
+                         names, regular=False, host_users=_host_users(spec))
     rp = spec.get("restartPolicy") or ""
     if not rp:
         errs.append(FieldError.required(_child(path, "restartPolicy")))
@@ -788,6 +790,8 @@ def _validate_pod_spec(errs: list[FieldError], spec: Any, path: str,
     elif dp not in _DNS_POLICIES:
         errs.append(FieldError.not_supported(_child(path, "dnsPolicy"), dp, _DNS_POLICIES))
     _validate_labels(errs, spec.get("nodeSelector"), _child(path, "nodeSelector"))
+    _validate_windows_host_process(errs, spec, path)
+    _validate_host_users(errs, spec, path)
     for field, fn in (("serviceAccountName", is_dns1123_subdomain), ("nodeName", is_dns1123_subdomain),
                       ("hostname", is_dns1123_label), ("subdomain", is_dns1123_label),
                       ("priorityClassName", is_dns1123_subdomain)):
@@ -799,6 +803,83 @@ def _validate_pod_spec(errs: list[FieldError], spec: Any, path: str,
         errs.append(FieldError.invalid(_child(path, "activeDeadlineSeconds"), ads,
                                        f"must be between 1 and {_MAX_INT32}, inclusive"))
     _validate_tolerations(errs, spec.get("tolerations"), _child(path, "tolerations"))
+
+
+def _host_process(sc: Any) -> Any:
+    """``securityContext.windowsOptions.hostProcess`` (None when unset)."""
+    if not isinstance(sc, dict) or not isinstance(sc.get("windowsOptions"), dict):
+        return None
+    return sc["windowsOptions"].get("hostProcess")
+
+
+def _validate_windows_host_process(errs: list[FieldError], spec: dict, path: str) -> None:
+    """Upstream ``validateWindowsHostProcessPod``: over every container (init, regular, then
+    ephemeral, as ``VisitContainersWithPath``), a container's ``hostProcess`` that differs from
+    the pod's is ``…securityContext.windowsOptions.hostProcess: Invalid value: false: pod
+    hostProcess value must be identical if both are specified, was true``. A container is a
+    HostProcess container when it sets ``hostProcess: true`` or inherits it from the pod; if
+    any is, all must be (``spec: Invalid value: "": If pod contains any hostProcess containers
+    then all containers must be HostProcess containers``) and the pod must use the host
+    network (``spec.hostNetwork: Invalid value: false: hostNetwork must be true if pod contains
+    any hostProcess containers``). (Privileged pods are allowed: kubeadm runs kube-apiserver
+    with ``--allow-privileged=true``, so "disallowed by cluster policy" never applies.)"""
+    pod_hp = _host_process(spec.get("securityContext"))
+    total = host_process = 0
+    for key in ("initContainers", "containers", "ephemeralContainers"):
+        for i, c in enumerate(spec.get(key) or ()):
+            total += 1
+            c_hp = _host_process((c or {}).get("securityContext"))
+            if pod_hp is not None and c_hp is not None and pod_hp != c_hp:
+                errs.append(FieldError.invalid(
+                    _child(_idx(_child(path, key), i), "securityContext", "windowsOptions", "hostProcess"),
+                    c_hp, f"pod hostProcess value must be identical if both are specified, was "
+                          f"{'true' if pod_hp else 'false'}"))
+            if c_hp is True or (c_hp is None and pod_hp is True):
+                host_process += 1
+    if host_process:
+        if host_process != total:
+            errs.append(FieldError.invalid(
+                path, "", "If pod contains any hostProcess containers then all containers must be "
+                          "HostProcess containers"))
+        host_network = bool(spec.get("hostNetwork"))
+        if not host_network:
+            errs.append(FieldError.invalid(_child(path, "hostNetwork"), host_network,
+                                           "hostNetwork must be true if pod contains any hostProcess containers"))
+
+
+def _host_users(spec: dict) -> bool:
+    """The pod shares the host's user namespace unless ``spec.hostUsers: false`` (upstream's
+    internal type keeps it in the pod security context; v1 has it on the spec)."""
+    return spec.get("hostUsers") is None or bool(spec["hostUsers"])
+
+
+def _validate_host_users(errs: list[FieldError], spec: dict, path: str) -> None:
+    """Upstream ``validateHostUsers`` (UserNamespacesSupport, on by default in 1.33): a pod in its
+    own user namespace (``hostUsers: false``) may not share the host's network, PID or IPC
+    namespace (``spec.hostNetwork: Forbidden: when `pod.Spec.HostUsers` is false``; upstream
+    spells the other two paths ``spec.HostPID`` and ``spec.HostIPC``)."""
+    if _host_users(spec):
+        return
+    for field, name in (("hostNetwork", "hostNetwork"), ("hostPID", "HostPID"), ("hostIPC", "HostIPC")):
+        if spec.get(field):
+            errs.append(FieldError.forbidden(_child(path, name), "when `pod.Spec.HostUsers` is false"))
+
+
+_PROC_MOUNT_TYPES = ["Default", "Unmasked"]
+
+
+def _validate_container_security_context(errs: list[FieldError], sc: Any, path: str, host_users: bool) -> None:
+    """Upstream ``ValidateSecurityContext``'s ``procMount`` (ProcMountType, on by default in
+    1.33): ``Default`` or ``Unmasked`` (else ``Unsupported value``), and ``Unmasked`` only in a
+    pod with ``hostUsers: false`` (``…securityContext.procMount: Invalid value: "Unmasked":
+    `hostUsers` must be false to use `Unmasked```)."""
+    if not isinstance(sc, dict) or sc.get("procMount") is None:
+        return
+    pm = sc["procMount"]
+    if pm not in _PROC_MOUNT_TYPES:
+        errs.append(FieldError.not_supported(_child(path, "procMount"), pm, _PROC_MOUNT_TYPES))
+    if host_users and pm == "Unmasked":
+        errs.append(FieldError.invalid(_child(path, "procMount"), pm, "`hostUsers` must be false to use `Unmasked`"))
 
 
 def _validate_template(errs: list[FieldError], tmpl: Any, path: str,
@@ -1538,6 +1619,125 @@ def _validate_namespace(errs: list[FieldError], obj: dict, old: dict | None) -> 
 
 def _validate_pvc(errs: list[FieldError], obj: dict, old: dict | None) -> None:
     _validate_pvc_spec(errs, obj.get("spec") or {}, "spec")
+    if old is not None:
+        _validate_pvc_update(errs, obj, old)
+
+
+_BETA_STORAGE_CLASS = "volume.beta.kubernetes.io/storage-class"
+PVC_UPDATE_MSG = ("spec is immutable after creation except resources.requests and "
+                  "volumeAttributesClassName for bound claims")
+
+
+def _semantic_spec(spec: dict) -> dict:
+    """A claim spec with its resource quantities parsed, for ``apiequality.Semantic`` (which
+    compares quantities by value: ``1Gi`` equals ``1024Mi``)."""
+    from k8semu.api.quantity import parse_quantity
+
+    out = dict(spec)
+    res = out.get("resources")
+    if isinstance(res, dict):
+        res = dict(res)
+        for part in ("requests", "limits"):
+            if isinstance(res.get(part), dict):
+                parsed = {}
+                for k, v in res[part].items():
+                    try:
+                        parsed[k] = parse_quantity(v) if v is not None else None
+                    except Exception:  # unparseable: reported by the decoder already
+                        parsed[k] = v
+                res[part] = parsed
+        out["resources"] = res
+    return out
+
+
+def _validate_pvc_update(errs: list[FieldError], new: dict, old: dict) -> None:
+    """Upstream ``ValidatePersistentVolumeClaimUpdate`` (1.33 default feature gates:
+    RecoverVolumeExpansionFailure on, VolumeAttributesClass off).
+
+    A claim's spec is immutable except: ``volumeName`` may be set once (the PV binder);
+    ``storageClassName`` may go from unset to a value (from the beta annotation's value, or
+    from nothing: the retroactive default class); and, for a claim whose phase is ``Bound``
+    (the stored status: a main-resource update keeps it), ``resources.requests.storage`` and
+    ``volumeAttributesClassName``. Anything else is ``spec: Forbidden: spec is immutable after
+    creation except resources.requests and volumeAttributesClassName for bound claims`` and a
+    diff of ``core.PersistentVolumeClaimSpec``. The beta storage-class annotation is immutable
+    (``metadata.annotations.volume.beta.kubernetes.io/storage-class: Invalid value: …: field is
+    immutable``). A request lowered below the previous one must stay above
+    ``status.capacity`` (``spec.resources.requests.storage: Forbidden: field can not be less
+    than status.capacity``: recovering from a failed expansion, never shrinking the volume).
+    ``volumeMode`` is immutable (upstream's path is the bare ``volumeMode``), and with the
+    VolumeAttributesClass gate off any change of ``volumeAttributesClassName`` is forbidden.
+    Whether a growth is allowed at all is the PersistentVolumeClaimResize admission plugin's
+    call (:class:`k8semu.api.admission.PersistentVolumeClaimResize`), the quota's
+    ResourceQuota's.
+    """
+    from k8semu.api.quantity import parse_quantity
+
+    new_spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
+    new_ann = (new.get("metadata") or {}).get("annotations") or {}
+    old_ann = (old.get("metadata") or {}).get("annotations") or {}
+    new_clone, old_clone = json.loads(json.dumps(new_spec)), json.loads(json.dumps(old_spec))
+
+    def put(d: dict, key: str, value: Any) -> None:
+        if value is None:
+            d.pop(key, None)
+        else:
+            d[key] = value
+
+    if not old_spec.get("volumeName"):  # the binder sets volumeName, once
+        put(old_clone, "volumeName", new_clone.get("volumeName"))
+    old_sc, new_sc = old_spec.get("storageClassName"), new_spec.get("storageClassName")
+    if (_BETA_STORAGE_CLASS in old_ann and old_sc is None and new_sc is not None
+            and new_sc == old_ann[_BETA_STORAGE_CLASS]
+            and (_BETA_STORAGE_CLASS not in new_ann or new_ann[_BETA_STORAGE_CLASS] == old_ann[_BETA_STORAGE_CLASS])):
+        # validateStorageClassUpgradeFromAnnotation: the class moves from the beta annotation
+        new_clone.pop("storageClassName", None)
+    else:
+        if new_ann.get(_BETA_STORAGE_CLASS, "") != old_ann.get(_BETA_STORAGE_CLASS, ""):
+            errs.append(FieldError.invalid("metadata.annotations." + _BETA_STORAGE_CLASS,
+                                           new_ann.get(_BETA_STORAGE_CLASS, ""), "field is immutable"))
+        if new_sc is not None and old_sc is None and (
+                _BETA_STORAGE_CLASS not in old_ann or new_sc == old_ann[_BETA_STORAGE_CLASS]):
+            # validateStorageClassUpgradeFromNil
+            put(new_clone, "storageClassName", old_clone.get("storageClassName"))
+    bound = (new.get("status") or {}).get("phase") == "Bound"
+    requests = (new_clone.get("resources") or {}).get("requests")
+    if bound and requests is not None:
+        # Go sets the map key even when the old claim has none (a zero quantity)
+        requests["storage"] = ((old_spec.get("resources") or {}).get("requests") or {}).get("storage", "0")
+    if bound and new_clone.get("volumeAttributesClassName") is not None:
+        put(new_clone, "volumeAttributesClassName", old_clone.get("volumeAttributesClassName"))
+    if _semantic_spec(new_clone) != _semantic_spec(old_clone):
+        errs.append(FieldError.forbidden(
+            "spec", PVC_UPDATE_MSG + "\n" + _spec_diff(old_clone, new_clone, "core.PersistentVolumeClaimSpec")))
+
+    def storage(spec_or_status: dict, part: str) -> Any:
+        holder = spec_or_status.get(part) or {}
+        if part == "resources":
+            holder = holder.get("requests") or {}
+        try:
+            return parse_quantity(holder.get("storage") or "0")
+        except Exception:
+            return parse_quantity("0")
+
+    old_size, new_size = storage(old_spec, "resources"), storage(new_spec, "resources")
+    status_size = storage(old.get("status") or {}, "capacity")
+    if new_size < old_size and not (status_size < new_size):
+        errs.append(FieldError.forbidden("spec.resources.requests.storage",
+                                         "field can not be less than status.capacity"))
+    if new_spec.get("volumeMode") != old_spec.get("volumeMode"):
+        errs.append(FieldError.invalid("volumeMode", new_spec.get("volumeMode"), "field is immutable"))
+    old_vac, new_vac = old_spec.get("volumeAttributesClassName"), new_spec.get("volumeAttributesClassName")
+    if old_vac != new_vac:
+        errs.append(FieldError.forbidden("spec.volumeAttributesClassName",
+                                         "update is forbidden when the VolumeAttributesClass feature gate is disabled"))
+        if old_vac is not None:  # an old claim using the field keeps its validation
+            if new_vac is None:
+                errs.append(FieldError.forbidden("spec.volumeAttributesClassName",
+                                                 "update from non-nil value to nil is forbidden"))
+            elif not new_vac:
+                errs.append(FieldError.forbidden("spec.volumeAttributesClassName",
+                                                 "update from non-nil value to an empty string is forbidden"))
 
 
 _ACCESS_MODES = ["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"]
@@ -1657,21 +1857,218 @@ def _validate_ingress(errs: list[FieldError], obj: dict, old: dict | None) -> No
                 errs.append(FieldError.invalid(_child(ppath, "path"), path, "must be an absolute path"))
 
 
+# ---------------------------------------------------------------------------- NetworkPolicy
+#
+# ``ValidateNetworkPolicy`` / ``ValidateNetworkPolicyUpdate`` of
+# pkg/apis/networking/validation (v1.33): the spec's podSelector (a label selector, values
+# included), then each ingress rule's ports and ``from`` peers, each egress rule's ports and
+# ``to`` peers, then policyTypes.
+
+_NP_PROTOCOLS = ["TCP", "UDP", "SCTP"]  # field.NotSupported keeps this order (not sorted)
+_NP_POLICY_TYPES = ["Ingress", "Egress"]
+CIDR_MSG = "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"
+
+
+def _validate_np_selector(errs: list[FieldError], sel: Any, path: str, allow_invalid_values: bool) -> None:
+    """``metav1validation.ValidateLabelSelector`` with its ``LabelSelectorValidationOptions``:
+    matchLabels, then per expression the operator/values rule, the key, and (unless
+    ``AllowInvalidLabelValueInSelector``) each value as a label value."""
+    sel = sel or {}
+    _validate_labels(errs, sel.get("matchLabels"), _child(path, "matchLabels"))
+    for i, expr in enumerate(sel.get("matchExpressions") or ()):
+        epath = _idx(_child(path, "matchExpressions"), i)
+        op, values = expr.get("operator"), expr.get("values") or []
+        if op in ("In", "NotIn"):
+            if not values:
+                errs.append(FieldError.required(
+                    _child(epath, "values"), "must be specified when `operator` is 'In' or 'NotIn'"))
+        elif op in ("Exists", "DoesNotExist"):
+            if values:
+                errs.append(FieldError.forbidden(
+                    _child(epath, "values"),
+                    "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+        else:
+            errs.append(FieldError.invalid(_child(epath, "operator"), op or "", "not a valid selector operator"))
+        key = str(expr.get("key") or "")
+        _check(errs, _child(epath, "key"), key, is_qualified_name(key))
+        if not allow_invalid_values:
+            for j, v in enumerate(values):
+                v = "" if v is None else str(v)
+                _check(errs, _idx(_child(epath, "values"), j), v, is_label_value(v))
+
+
+def _go_parse_ipv4(s: str) -> bytes | None:
+    """The IPv4 half of ``netutils.ParseIPSloppy`` (Go 1.16's parser): four dotted decimal
+    octets, leading zeros allowed (read as decimal)."""
+    parts = s.split(".")
+    if len(parts) != 4 or not all(p.isascii() and p.isdigit() for p in parts):
+        return None
+    nums = [int(p) for p in parts]
+    return bytes(nums) if all(n <= 255 for n in nums) else None
+
+
+def _go_parse_cidr(s: str) -> tuple[bytes, bytes] | None:
+    """``netutils.ParseCIDRSloppy``: the ``IPNet`` (masked IP, mask) of ``addr/len``, or None.
+
+    An IPv4 text gives 4-byte IP and mask; an IPv6 text (IPv4-mapped ones included) 16-byte
+    ones. Host bits may be set (they are masked off) and the prefix length may have leading
+    zeros; zones (``%eth0``) are refused."""
+    import ipaddress
+
+    addr, sep, mask = s.partition("/")
+    if not sep or not mask.isascii() or not mask.isdigit():
+        return None
+    ip = _go_parse_ipv4(addr)
+    if ip is None:
+        if "%" in addr or ":" not in addr:
+            return None
+        head, _, tail = addr.rpartition(":")
+        if "." in tail:  # embedded IPv4, parsed as sloppily as the plain one
+            v4 = _go_parse_ipv4(tail)
+            if v4 is None:
+                return None
+            addr = f"{head}:{ipaddress.IPv4Address(v4)}"
+        try:
+            ip = ipaddress.IPv6Address(addr).packed
+        except ValueError:
+            return None
+    bits = len(ip) * 8
+    n = int(mask)
+    if n > bits:
+        return None
+    m = ((1 << bits) - 1 ^ ((1 << (bits - n)) - 1)).to_bytes(len(ip), "big")
+    return bytes(a & b for a, b in zip(ip, m)), m
+
+
+def _go_to4(ip: bytes) -> bytes | None:
+    if len(ip) == 4:
+        return ip
+    if len(ip) == 16 and ip[:10] == bytes(10) and ip[10:12] == b"\xff\xff":
+        return ip[12:]
+    return None
+
+
+def _go_ipnet_contains(net: tuple[bytes, bytes], ip: bytes) -> bool:
+    """``net.IPNet.Contains``: an IPv4-mapped network matches IPv4 addresses and the other way
+    round; otherwise the families must agree."""
+    nip, mask = net
+    nn = _go_to4(nip) or nip
+    if len(mask) == 16 and len(nn) == 4:
+        mask = mask[12:]
+    elif len(mask) != len(nn):
+        return False
+    ip = _go_to4(ip) or ip
+    if len(ip) != len(nn):
+        return False
+    return all(a & m == b & m for a, b, m in zip(nn, ip, mask))
+
+
+def _mask_ones(mask: bytes) -> int:
+    return bin(int.from_bytes(mask, "big")).count("1")
+
+
+def _validate_ip_block(errs: list[FieldError], ipb: dict, path: str) -> None:
+    """``ValidateIPBlock``: ``cidr`` required and a CIDR; each ``except`` a CIDR strictly inside
+    it (contained in ``cidr`` and with a longer prefix; an address of the other family never
+    is). v1.33 parses the legacy way (``StrictIPCIDRValidation`` is alpha, off): leading zeros
+    and host bits set pass, so ``AllowCIDRsEvenIfInvalid`` (old CIDRs on update) changes nothing."""
+    cidr = ipb.get("cidr") or ""
+    if not cidr:
+        errs.append(FieldError.required(_child(path, "cidr"), ""))
+        return
+    net = _go_parse_cidr(cidr)
+    if net is None:
+        errs.append(FieldError.invalid(_child(path, "cidr"), cidr, CIDR_MSG))
+        return
+    for i, exc in enumerate(ipb.get("except") or ()):
+        epath = _idx(_child(path, "except"), i)
+        exc = "" if exc is None else str(exc)
+        enet = _go_parse_cidr(exc)
+        if enet is None:
+            errs.append(FieldError.invalid(epath, exc, CIDR_MSG))
+            continue
+        if not _go_ipnet_contains(net, enet[0]) or _mask_ones(net[1]) >= _mask_ones(enet[1]):
+            errs.append(FieldError.invalid(epath, exc, "must be a strict subset of `cidr`"))
+
+
+def _validate_np_port(errs: list[FieldError], port: dict, path: str) -> None:
+    """``ValidateNetworkPolicyPort``: protocol TCP/UDP/SCTP; a numeric ``port`` in 1-65535 with
+    ``endPort`` (if any) ≥ it and in range; a named ``port`` an IANA_SVC_NAME and no
+    ``endPort``; no ``endPort`` without a ``port``."""
+    proto = port.get("protocol")
+    if proto is not None and proto not in _NP_PROTOCOLS:
+        errs.append(FieldError.not_supported(_child(path, "protocol"), proto, _NP_PROTOCOLS))
+    value, end = port.get("port"), port.get("endPort")
+    if value is None:
+        if end is not None:
+            errs.append(FieldError.invalid(_child(path, "endPort"), end,
+                                           "may not be specified when `port` is not specified"))
+    elif _is_int(value):
+        if not 1 <= value <= 65535:
+            errs.append(FieldError.invalid(_child(path, "port"), value, PORT_RANGE_MSG))
+        if end is not None:
+            if end < value:
+                errs.append(FieldError.invalid(_child(path, "endPort"), end,
+                                               "must be greater than or equal to `port`"))
+            if not 1 <= end <= 65535:
+                errs.append(FieldError.invalid(_child(path, "endPort"), end, PORT_RANGE_MSG))
+    else:
+        if end is not None:
+            errs.append(FieldError.invalid(_child(path, "endPort"), end,
+                                           "may not be specified when `port` is non-numeric"))
+        _check(errs, _child(path, "port"), str(value), is_valid_port_name(str(value)))
+
+
+def _validate_np_peer(errs: list[FieldError], peer: dict, path: str, allow_invalid_values: bool) -> None:
+    """``ValidateNetworkPolicyPeer``: podSelector and/or namespaceSelector, or ipBlock alone.
+    An empty selector (``{}``) counts as set; ``null`` does not."""
+    peer = peer or {}
+    n = 0
+    for name in ("podSelector", "namespaceSelector"):
+        if peer.get(name) is not None:
+            n += 1
+            _validate_np_selector(errs, peer[name], _child(path, name), allow_invalid_values)
+    if peer.get("ipBlock") is not None:
+        n += 1
+        _validate_ip_block(errs, peer["ipBlock"], _child(path, "ipBlock"))
+    if n == 0:
+        errs.append(FieldError.required(path, "must specify a peer"))
+    elif n > 1 and peer.get("ipBlock") is not None:
+        errs.append(FieldError.forbidden(path, "may not specify both ipBlock and another peer"))
+
+
 def _validate_network_policy(errs: list[FieldError], obj: dict, old: dict | None) -> None:
+    """``ValidateNetworkPolicySpec`` (metadata is checked by :func:`validate`).
+
+    On update, selector values that are not label values are let through when the stored
+    policy's own podSelector does not validate (``ValidationOptionsForNetworking``). More
+    than two policyTypes is one error on the whole list (and ends the checks); otherwise each
+    must be ``Ingress`` or ``Egress`` (duplicates such as ``[Ingress, Ingress]`` pass, as upstream).
+    """
     spec = obj.get("spec") or {}
-    _validate_selector(errs, spec.get("podSelector") or {}, "spec.podSelector")
-    for direction in ("ingress", "egress"):
+    allow = False
+    if old is not None:
+        probe: list[FieldError] = []
+        _validate_np_selector(probe, (old.get("spec") or {}).get("podSelector"), "", False)
+        allow = bool(probe)
+    _validate_np_selector(errs, spec.get("podSelector"), "spec.podSelector", allow)
+    for direction, peers in (("ingress", "from"), ("egress", "to")):
         for i, rule in enumerate(spec.get(direction) or ()):
+            rpath = _idx(_child("spec", direction), i)
+            rule = rule or {}
             for j, port in enumerate(rule.get("ports") or ()):
-                ppath = _idx(_child(_idx(_child("spec", direction), i), "ports"), j)
-                proto = port.get("protocol")
-                if proto and proto not in _PROTOCOLS:
-                    errs.append(FieldError.not_supported(_child(ppath, "protocol"), proto, _PROTOCOLS))
-                if port.get("port") is not None:
-                    _validate_port_num_or_name(errs, port["port"], _child(ppath, "port"))
-    for i, pt in enumerate(spec.get("policyTypes") or ()):
-        if pt not in ("Ingress", "Egress"):
-            errs.append(FieldError.not_supported(_idx("spec.policyTypes", i), pt, ["Ingress", "Egress"]))
+                _validate_np_port(errs, port or {}, _idx(_child(rpath, "ports"), j))
+            for j, peer in enumerate(rule.get(peers) or ()):
+                _validate_np_peer(errs, peer, _idx(_child(rpath, peers), j), allow)
+    types = spec.get("policyTypes") or []
+    if len(types) > len(_NP_POLICY_TYPES):
+        text = "[]networking.PolicyType{" + ", ".join(_q(t) for t in types) + "}"
+        errs.append(FieldError.invalid("spec.policyTypes", GoValue(types, text),
+                                       "may not specify more than two policyTypes"))
+        return
+    for i, pt in enumerate(types):
+        if pt not in _NP_POLICY_TYPES:
+            errs.append(FieldError.not_supported(_idx("spec.policyTypes", i), pt, _NP_POLICY_TYPES))
 
 
 def _validate_rules(errs: list[FieldError], obj: dict, namespaced: bool) -> None:

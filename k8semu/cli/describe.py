@@ -1515,6 +1515,103 @@ def describe_generic(api: Any, obj: Obj, now: datetime) -> str:
     return w.text()
 
 
+def _go_time_string(ts: str | None) -> str:
+    """Go's ``time.Time.String()`` of a ``metav1.Time`` as kubectl holds it (decoded into its
+    local zone; k8semu's is UTC): ``2025-01-01 00:00:00 +0000 UTC``; the zero time when unset."""
+    t = parse_timestamp(ts)
+    if t is None:
+        return "0001-01-01 00:00:00 +0000 UTC"
+    return t.strftime("%Y-%m-%d %H:%M:%S +0000 UTC")
+
+
+def _np_port(port: Obj) -> str:
+    """One ``NetworkPolicyPort`` line: ``To Port: 80/TCP`` or ``To Port Range: 32000-32768/TCP``
+    (``port`` printed with ``%s`` of ``*intstr.IntOrString``: ``<nil>`` when unset)."""
+    value = port.get("port")
+    text = "<nil>" if value is None else str(value)
+    proto = port.get("protocol") or "TCP"
+    if port.get("endPort") is None:
+        return f"To Port: {text}/{proto}"
+    return f"To Port Range: {text}-{port['endPort']}/{proto}"
+
+
+def _np_rules(w: PrefixWriter, rules: Sequence[Obj] | None, ingress: bool) -> None:
+    """``printNetworkPolicySpecIngressFrom`` / ``printNetworkPolicySpecEgressTo``: per rule its
+    ports, then its peers (namespaceSelector before podSelector when both are set; an ipBlock's
+    ``Except:`` line is printed even when empty), rules separated by ``----------``."""
+    indent = "    "
+    word, peers_key = ("From", "from") if ingress else ("To", "to")
+    if not rules:
+        what = "ingress" if ingress else "egress"
+        w.write(0, f"{indent}<none> (Selected pods are isolated for {what} connectivity)\n")
+        return
+    for i, rule in enumerate(rules):
+        rule = rule or {}
+        ports = rule.get("ports") or []
+        if not ports:
+            w.write(0, f"{indent}To Port: <any> (traffic allowed to all ports)\n")
+        for port in ports:
+            w.write(0, f"{indent}{_np_port(port or {})}\n")
+        peers = rule.get(peers_key) or []
+        if not peers:
+            reason = "source" if ingress else "destination"
+            w.write(0, f"{indent}{word}: <any> (traffic not restricted by {reason})\n")
+        for peer in peers:
+            peer = peer or {}
+            w.write(0, f"{indent}{word}:\n")
+            pod_sel, ns_sel, block = peer.get("podSelector"), peer.get("namespaceSelector"), peer.get("ipBlock")
+            if pod_sel is not None and ns_sel is not None:
+                w.write(1, f"{indent}NamespaceSelector: {format_label_selector(ns_sel)}\n")
+                w.write(1, f"{indent}PodSelector: {format_label_selector(pod_sel)}\n")
+            elif pod_sel is not None:
+                w.write(1, f"{indent}PodSelector: {format_label_selector(pod_sel)}\n")
+            elif ns_sel is not None:
+                w.write(1, f"{indent}NamespaceSelector: {format_label_selector(ns_sel)}\n")
+            elif block is not None:
+                w.write(1, f"{indent}IPBlock:\n")
+                w.write(2, f"{indent}CIDR: {block.get('cidr') or ''}\n")
+                w.write(2, f"{indent}Except: {', '.join(block.get('except') or [])}\n")
+        if i != len(rules) - 1:
+            w.write(0, f"{indent}----------\n")
+
+
+def describe_networkpolicy(api: Any, np: Obj, now: datetime) -> str:
+    """kubectl's NetworkPolicyDescriber (``describeNetworkPolicy``): ``Created on:`` is the
+    creation time's Go ``String()``; the spec is plain indented text (no tab columns); which of
+    ingress/egress is described follows ``policyTypes``. No Events section: the describer
+    does not look them up. (A custom resource also named NetworkPolicy gets the generic one.)"""
+    if str(np.get("apiVersion") or "").split("/")[0] != "networking.k8s.io":
+        return describe_generic(api, np, now)
+    m = _meta(np)
+    spec = np.get("spec") or {}
+    w = PrefixWriter()
+    w.write(0, f"Name:\t{m.get('name')}\n")
+    w.write(0, f"Namespace:\t{m.get('namespace')}\n")
+    w.write(0, f"Created on:\t{_go_time_string(m.get('creationTimestamp'))}\n")
+    _labels_multiline(w, "Labels", m.get("labels"))
+    _annotations_multiline(w, "Annotations", m.get("annotations"))
+    w.write(0, "Spec:\n")
+    w.write(1, "PodSelector: ")
+    sel = spec.get("podSelector") or {}
+    if not sel.get("matchLabels") and not sel.get("matchExpressions"):
+        w.write(2, "<none> (Allowing the specific traffic to all pods in this namespace)\n")
+    else:
+        w.write(2, f"{format_label_selector(sel)}\n")
+    types = spec.get("policyTypes")
+    if "Ingress" in (types or ()):
+        w.write(1, "Allowing ingress traffic:\n")
+        _np_rules(w, spec.get("ingress"), ingress=True)
+    else:
+        w.write(1, "Not affecting ingress traffic\n")
+    if "Egress" in (types or ()):
+        w.write(1, "Allowing egress traffic:\n")
+        _np_rules(w, spec.get("egress"), ingress=False)
+    else:
+        w.write(1, "Not affecting egress traffic\n")
+    w.write(1, f"Policy Types: {', '.join(types) if types else '<none>'}\n")
+    return w.text()
+
+
 _DESCRIBERS: dict[str, Callable[[Any, Obj, datetime], str]] = {
     "Pod": describe_pod, "Deployment": describe_deployment, "ReplicaSet": describe_replicaset,
     "Service": describe_service, "Node": describe_node, "Job": describe_job, "CronJob": describe_cronjob,
@@ -1523,6 +1620,7 @@ _DESCRIBERS: dict[str, Callable[[Any, Obj, datetime], str]] = {
     "Endpoints": describe_endpoints, "EndpointSlice": describe_endpointslice,
     "PersistentVolume": describe_persistentvolume, "PersistentVolumeClaim": describe_persistentvolumeclaim,
     "ResourceQuota": describe_resourcequota,
+    "NetworkPolicy": describe_networkpolicy,
 }
 
 
