@@ -200,11 +200,12 @@ def test_runtime_class_refusals(name, spec, message):
 
 
 def test_runtime_class_plugin_sits_between_storage_protection_and_resource_quota():
-    """kube-apiserver's ``AllOrderedPlugins``: … StorageObjectInUseProtection, …, RuntimeClass,
-    …, ResourceQuota."""
+    """kube-apiserver's ``AllOrderedPlugins``: … StorageObjectInUseProtection,
+    (OwnerReferencesPermissionEnforcement, off by default,) PersistentVolumeClaimResize,
+    RuntimeClass, …, ResourceQuota."""
     names = [p.name for p in default_admission_chain(Cluster.create(seed=1).api).plugins]
     i = names.index("RuntimeClass")
-    assert names[i - 1] == "StorageObjectInUseProtection"
+    assert names[i - 2:i] == ["StorageObjectInUseProtection", "PersistentVolumeClaimResize"]
     # upstream: … RuntimeClass, CertificateApproval, CertificateSigning, …, CertificateSubjectRestriction,
     # …, ValidatingAdmissionPolicy, ValidatingAdmissionWebhook, ResourceQuota
     assert names[i + 1:] == ["CertificateSigningRequest", "ValidatingAdmissionPolicy", "ResourceQuota"]

@@ -27,6 +27,9 @@ in upstream's order:
   finalizer ``kubernetes.io/pvc-protection``, a new PersistentVolume
   ``kubernetes.io/pv-protection`` (kube-controller-manager's protection
   controllers remove them once nothing uses the object).
+- ``PersistentVolumeClaimResize``: growing a claim's storage request needs a Bound claim
+  whose StorageClass exists and has ``allowVolumeExpansion: true`` (after
+  StorageObjectInUseProtection, before RuntimeClass, as in ``AllOrderedPlugins``).
 - ``RuntimeClass``: a new pod naming a ``runtimeClassName`` that does not exist
   is refused; otherwise the class's ``overhead.podFixed`` becomes the pod's
   ``spec.overhead`` and its ``scheduling`` nodeSelector and tolerations are
@@ -313,6 +316,53 @@ class StorageObjectInUseProtection(_Plugin):
         if finalizer in finalizers:
             return obj
         return {**obj, "metadata": {**meta, "finalizers": finalizers + [finalizer]}}
+
+
+class PersistentVolumeClaimResize(_Plugin):
+    """Upstream ``PersistentVolumeClaimResize`` (plugin/pkg/admission/storage/persistentvolume/resize),
+    a validating plugin on update only, never on a subresource (a claim's ``status``): an update
+    that grows ``spec.resources.requests.storage`` is refused (403) unless the stored claim is
+    ``Bound`` (``persistentvolumeclaims "a" is forbidden: Only bound persistent volume claims
+    can be expanded``) and the claim names the same non-empty StorageClass before and after
+    (``GetPersistentVolumeClaimClass``: the beta annotation, else ``spec.storageClassName``),
+    a class that exists and sets ``allowVolumeExpansion: true`` (else ``… is forbidden: only
+    dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must
+    support resize``). A request that stays or shrinks is not this plugin's business
+    (validation decides). It runs after validation, so an unbound claim's growth is already
+    refused there (the spec is immutable until bound)."""
+
+    name = "PersistentVolumeClaimResize"
+    takes_subresource = True
+
+    def validate(self, op, info, obj, old, ctx, subresource=""):
+        if op != "update" or subresource or (info.kind, info.group) != ("PersistentVolumeClaim", "") or old is None:
+            return
+        from .quantity import parse_quantity
+        from .quota import pvc_storage_class
+
+        def size(claim):
+            requests = ((claim.get("spec") or {}).get("resources") or {}).get("requests") or {}
+            return parse_quantity(requests.get("storage") or "0")
+
+        if not size(old) < size(obj):
+            return
+        name = (obj.get("metadata") or {}).get("name", "")
+        if (old.get("status") or {}).get("phase") != "Bound":
+            raise errors.Forbidden.for_resource(info.plural, info.group, name,
+                                                "Only bound persistent volume claims can be expanded")
+        if not self._allow_resize(pvc_storage_class(obj), pvc_storage_class(old)):
+            raise errors.Forbidden.for_resource(
+                info.plural, info.group, name,
+                "only dynamically provisioned pvc can be resized and the storageclass that provisions "
+                "the pvc must support resize")
+
+    def _allow_resize(self, cls: str, old_cls: str) -> bool:
+        if not cls or not old_cls or cls != old_cls:
+            return False
+        rec = self.server.log.get(f"/registry/storageclasses.storage.k8s.io/{cls}")
+        if rec is None:
+            return False
+        return rec.object.get("allowVolumeExpansion") is True
 
 
 def _toleration_is_superset(ss: dict, t: dict) -> bool:
@@ -828,6 +878,7 @@ def default_admission_chain(server: "APIServer") -> AdmissionChain:
         DefaultTolerationSeconds(server),
         DefaultStorageClass(server),
         StorageObjectInUseProtection(server),
+        PersistentVolumeClaimResize(server),
         RuntimeClassAdmission(server),
         CertificateSigningRequestAdmission(server),
         ValidatingAdmissionPolicyAdmission(server),
