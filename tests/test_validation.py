@@ -174,7 +174,7 @@ def test_pod_ports():
             'supported values: "SCTP", "TCP", "UDP"') in msg
     assert 'spec.containers[0].ports[2].name: Duplicate value: "web"' in msg
     assert ('spec.containers[0].ports[3].name: Invalid value: "Bad_Name": must contain only '
-            "alphanumeric characters (a-z, 0-9), and hyphens (-)") in msg
+            "alpha-numeric characters (a-z, 0-9), and hyphens (-)") in msg
 
 
 def test_resources_requests_le_limits():

@@ -313,7 +313,7 @@ def is_valid_port_name(v: str) -> list[str]:
     if len(v) > 15:
         errs.append(_max_len(15))
     if not re.match(r"^[-a-z0-9]+$", v):
-        errs.append("must contain only alphanumeric characters (a-z, 0-9), and hyphens (-)")
+        errs.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
     if not re.search(r"[a-z]", v):
         errs.append("must contain at least one letter (a-z)")
     if "--" in v:
