@@ -33,7 +33,10 @@ def test_a_crash_loops_events_stay_one_row_each_across_commands(kf):
     after = {(t, r, msg): n for t, r, n, msg in rows}
     backoff = next(key for key in after if key[1] == "BackOff")
     assert backoff in before
-    assert after[backoff] > before[backoff] + 3  # the repeats of all three commands counted on the first row
+    # the repeats of the three commands counted on the first row; the crasher has long used up its
+    # spam-filter burst (25 events per source+object, then one every 5 minutes, client-go's
+    # EventSourceObjectSpamFilter), so only the occurrences that got a token were written
+    assert after[backoff] > before[backoff]
     created = ("Normal", "Created", "Created container: app")
     assert after[created] > before[created]
     # the same Event objects: one per key, named for its first occurrence
