@@ -407,24 +407,32 @@ def _validate_meta_update(errs: list[FieldError], new: dict, old: dict) -> None:
 # ---------------------------------------------------------------------------- label selectors
 
 
-def _validate_selector(errs: list[FieldError], sel: dict, path: str) -> None:
+def _validate_selector(errs: list[FieldError], sel: Any, path: str, *, values: bool = False) -> None:
+    """``metav1validation.ValidateLabelSelector``: matchLabels, then per expression the
+    operator/values rule and the key, and with ``values`` each value as a label value (what
+    ``AllowInvalidLabelValueInSelector`` turns off: NetworkPolicy checks them)."""
+    sel = sel or {}
     _validate_labels(errs, sel.get("matchLabels"), _child(path, "matchLabels"))
     for i, expr in enumerate(sel.get("matchExpressions") or ()):
         epath = _idx(_child(path, "matchExpressions"), i)
-        op = expr.get("operator")
-        values = expr.get("values") or []
+        op, vals = expr.get("operator"), expr.get("values") or []
         if op in ("In", "NotIn"):
-            if not values:
+            if not vals:
                 errs.append(FieldError.required(
                     _child(epath, "values"), "must be specified when `operator` is 'In' or 'NotIn'"))
         elif op in ("Exists", "DoesNotExist"):
-            if values:
+            if vals:
                 errs.append(FieldError.forbidden(
                     _child(epath, "values"),
                     "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
         else:
-            errs.append(FieldError.invalid(_child(epath, "operator"), op, "not a valid selector operator"))
-        _check(errs, _child(epath, "key"), expr.get("key"), is_qualified_name(str(expr.get("key") or "")))
+            errs.append(FieldError.invalid(_child(epath, "operator"), op or "", "not a valid selector operator"))
+        key = str(expr.get("key") or "")
+        _check(errs, _child(epath, "key"), key, is_qualified_name(key))
+        if values:
+            for j, v in enumerate(vals):
+                v = "" if v is None else str(v)
+                _check(errs, _idx(_child(epath, "values"), j), v, is_label_value(v))
 
 
 def _selector_matches(sel: dict, labels: dict) -> bool:
@@ -1869,34 +1877,6 @@ _NP_POLICY_TYPES = ["Ingress", "Egress"]
 CIDR_MSG = "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"
 
 
-def _validate_np_selector(errs: list[FieldError], sel: Any, path: str, allow_invalid_values: bool) -> None:
-    """``metav1validation.ValidateLabelSelector`` with its ``LabelSelectorValidationOptions``:
-    matchLabels, then per expression the operator/values rule, the key, and (unless
-    ``AllowInvalidLabelValueInSelector``) each value as a label value."""
-    sel = sel or {}
-    _validate_labels(errs, sel.get("matchLabels"), _child(path, "matchLabels"))
-    for i, expr in enumerate(sel.get("matchExpressions") or ()):
-        epath = _idx(_child(path, "matchExpressions"), i)
-        op, values = expr.get("operator"), expr.get("values") or []
-        if op in ("In", "NotIn"):
-            if not values:
-                errs.append(FieldError.required(
-                    _child(epath, "values"), "must be specified when `operator` is 'In' or 'NotIn'"))
-        elif op in ("Exists", "DoesNotExist"):
-            if values:
-                errs.append(FieldError.forbidden(
-                    _child(epath, "values"),
-                    "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
-        else:
-            errs.append(FieldError.invalid(_child(epath, "operator"), op or "", "not a valid selector operator"))
-        key = str(expr.get("key") or "")
-        _check(errs, _child(epath, "key"), key, is_qualified_name(key))
-        if not allow_invalid_values:
-            for j, v in enumerate(values):
-                v = "" if v is None else str(v)
-                _check(errs, _idx(_child(epath, "values"), j), v, is_label_value(v))
-
-
 def _go_parse_ipv4(s: str) -> bytes | None:
     """The IPv4 half of ``netutils.ParseIPSloppy`` (Go 1.16's parser): four dotted decimal
     octets, leading zeros allowed (read as decimal)."""
@@ -2027,7 +2007,7 @@ def _validate_np_peer(errs: list[FieldError], peer: dict, path: str, allow_inval
     for name in ("podSelector", "namespaceSelector"):
         if peer.get(name) is not None:
             n += 1
-            _validate_np_selector(errs, peer[name], _child(path, name), allow_invalid_values)
+            _validate_selector(errs, peer[name], _child(path, name), values=not allow_invalid_values)
     if peer.get("ipBlock") is not None:
         n += 1
         _validate_ip_block(errs, peer["ipBlock"], _child(path, "ipBlock"))
@@ -2049,9 +2029,9 @@ def _validate_network_policy(errs: list[FieldError], obj: dict, old: dict | None
     allow = False
     if old is not None:
         probe: list[FieldError] = []
-        _validate_np_selector(probe, (old.get("spec") or {}).get("podSelector"), "", False)
+        _validate_selector(probe, (old.get("spec") or {}).get("podSelector"), "", values=True)
         allow = bool(probe)
-    _validate_np_selector(errs, spec.get("podSelector"), "spec.podSelector", allow)
+    _validate_selector(errs, spec.get("podSelector"), "spec.podSelector", values=not allow)
     for direction, peers in (("ingress", "from"), ("egress", "to")):
         for i, rule in enumerate(spec.get(direction) or ()):
             rpath = _idx(_child("spec", direction), i)
