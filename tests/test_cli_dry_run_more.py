@@ -227,15 +227,18 @@ def _web_pod_on(k, node: str) -> str:
 
 
 def test_drain_dry_run(k):
-    pod = _web_pod_on(k, "node-1")
-    assert _dry(k, "drain", "node-1", "--ignore-daemonsets", "--dry-run=client") == (0, [
-        "node/node-1 cordoned (dry run)", f"evicting pod default/{pod} (dry run)", "node/node-1 drained (dry run)"], [])
-    assert _dry(k, "drain", "node-1", "--ignore-daemonsets", "--dry-run=server") == (0, [
-        "node/node-1 cordoned (server dry run)", f"evicting pod default/{pod} (server dry run)",
-        "node/node-1 drained (server dry run)"], [])
-    assert _dry(k, "drain", "node-3", "--dry-run=server") == (0, [
-        "node/node-3 cordoned (server dry run)", "node/node-3 drained (server dry run)"], [])
-    assert _web_pod_on(k, "node-1") == pod and not k.api().api.get("nodes", "node-1")["spec"].get("unschedulable")
+    used = [p["spec"]["nodeName"] for p in k.pods()]
+    node = used[0]  # a node the lab's first web pod runs on, and one without web pods
+    free = next(n for n in ("node-1", "node-2", "node-3") if n not in used)
+    pod = _web_pod_on(k, node)
+    assert _dry(k, "drain", node, "--ignore-daemonsets", "--dry-run=client") == (0, [
+        f"node/{node} cordoned (dry run)", f"evicting pod default/{pod} (dry run)", f"node/{node} drained (dry run)"], [])
+    assert _dry(k, "drain", node, "--ignore-daemonsets", "--dry-run=server") == (0, [
+        f"node/{node} cordoned (server dry run)", f"evicting pod default/{pod} (server dry run)",
+        f"node/{node} drained (server dry run)"], [])
+    assert _dry(k, "drain", free, "--dry-run=server") == (0, [
+        f"node/{free} cordoned (server dry run)", f"node/{free} drained (server dry run)"], [])
+    assert _web_pod_on(k, node) == pod and not k.api().api.get("nodes", node)["spec"].get("unschedulable")
 
 
 def test_drain_dry_run_still_refuses_what_drain_refuses(k, tmp_path):

@@ -13,8 +13,8 @@ import pytest
 
 from conftest import WEB
 
-POD_A, POD_B = "web-678b6b6dc8-d8svq", "web-678b6b6dc8-rlp6r"  # the lab's two web pods (seeded names)
-SVC_ROW = "service/web   ClusterIP   10.103.144.168   <none>        80/TCP    30s"
+POD_A, POD_B = "web-678b6b6dc8-8c9fq", "web-678b6b6dc8-dbbxz"  # the lab's two web pods (seeded names)
+SVC_ROW = "service/web   ClusterIP   10.96.97.252   <none>        80/TCP    30s"
 
 
 def _file(tmp_path: Path, name: str, text: str) -> str:
@@ -35,7 +35,7 @@ def test_get_f_prints_one_table_per_kind_with_kinds_when_several(k):
         "NAME                  READY   UP-TO-DATE   AVAILABLE   AGE",
         "deployment.apps/web   2/2     2            2           30s",
         "",
-        "NAME          TYPE        CLUSTER-IP       EXTERNAL-IP   PORT(S)   AGE",
+        "NAME          TYPE        CLUSTER-IP     EXTERNAL-IP   PORT(S)   AGE",
         SVC_ROW], [])
     assert k("get", "-f", WEB, "-o", "name") == (0, ["deployment.apps/web", "service/web"], [])
 
@@ -108,7 +108,7 @@ def test_get_raw_prints_the_servers_answer_as_it_is(k):
     rc, out, err = k("get", "--raw", "/api/v1/namespaces/default/services/web")
     assert rc == 0 and err == [] and len(out) == 1
     assert out[0].startswith('{"apiVersion":"v1","kind":"Service","metadata":{"name":"web"')
-    assert json.loads(out[0])["spec"]["clusterIP"] == "10.103.144.168"
+    assert json.loads(out[0])["spec"]["clusterIP"] == "10.96.97.252"
     assert k("get", "--raw", "/api/v1/namespaces/default/services/nope") == (
         1, [], ['Error from server (NotFound): services "nope" not found'])
     assert k("get", "--raw", "nope") == (

@@ -4,7 +4,10 @@
 ``node-role.kubernetes.io/control-plane:NoSchedule``, so ordinary pods do not
 land there) plus ``--nodes N`` workers (default 3), or the nodes of
 ``--config FILE``, and says so: ``cluster created: 1 control-plane node, 3
-workers (".k8semu/cluster.log", seed 0)``.
+workers (".k8semu/cluster.log", seed 0)``. It runs the cluster's first virtual
+instant, in which the kubelets register their Nodes, so ``get nodes`` lists them
+at once (Ready), as a new kind or kubeadm cluster shows them; the system pods
+start with the next command that runs the cluster.
 
 ``--storage local-path`` (or ``storage: local-path`` in the ``--config`` file; the flag
 wins) makes the cluster as kind's: a default StorageClass ``standard`` and the
@@ -23,7 +26,7 @@ from ...store.snapshot import snapshot_path
 from ...sim.config import ClusterConfig
 from ..durations import go_duration
 from ..output import die
-from ..session import (PathError, check_cluster_path, cluster_label, cluster_os_error, cluster_path,
+from ..session import (PathError, run_session, check_cluster_path, cluster_label, cluster_os_error, cluster_path,
                        lock_cluster, open_cluster)
 
 
@@ -74,6 +77,15 @@ def run(args: argparse.Namespace) -> int:
             raise cluster_os_error(args, path, e) from None
         finally:
             lock.release()
+        # the first instant: the kubelets register their Nodes, as a new cluster shows them
+        cluster = open_cluster(args)
+        try:
+            async def body(rt) -> None:
+                return None
+
+            run_session(cluster, body, settle=False, run_for=0.0)
+        finally:
+            cluster.close()
         print(f'cluster created: {_node_counts(config.nodes)} ("{path}", seed {args.seed})')
         return 0
     if args.action == "delete":
