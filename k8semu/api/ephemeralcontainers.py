@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import FieldError
+from .strategy import with_pod_spec
 
 __all__ = ["SUBRESOURCE", "create_errors", "prepare_for_update", "update_errors"]
 
@@ -48,13 +49,7 @@ def prepare_for_update(obj: dict[str, Any], old: dict[str, Any]) -> dict[str, An
         spec["ephemeralContainers"] = containers
     else:
         spec.pop("ephemeralContainers", None)
-    meta = dict(old.get("metadata") or {})
-    managed = (obj.get("metadata") or {}).get("managedFields")
-    if managed is not None:
-        meta["managedFields"] = managed
-    if "generation" in meta and spec != (old.get("spec") or {}):
-        meta["generation"] = meta["generation"] + 1  # updatePodGeneration: a spec change bumps it
-    return {**old, "metadata": meta, "spec": spec}
+    return with_pod_spec(obj, old, spec)
 
 
 def create_errors(pod: dict[str, Any]) -> list[FieldError]:

@@ -50,6 +50,7 @@ from typing import Any
 from .errors import BadRequest, FieldError, Invalid
 from .pods import qos_class
 from .quantity import parse_quantity
+from .strategy import with_pod_spec
 
 __all__ = ["SUBRESOURCE", "prepare_for_update", "update_errors", "validate_update", "is_sidecar",
            "semantic_equal"]
@@ -92,13 +93,7 @@ def prepare_for_update(obj: dict[str, Any], old: dict[str, Any]) -> dict[str, An
             merged.append(c)
         if key in old_spec:
             spec[key] = merged
-    meta = dict(old.get("metadata") or {})
-    managed = (obj.get("metadata") or {}).get("managedFields")
-    if managed is not None:
-        meta["managedFields"] = managed
-    if "generation" in meta and spec != old_spec:
-        meta["generation"] = meta["generation"] + 1  # updatePodGeneration: a spec change bumps it
-    return {**old, "metadata": meta, "spec": spec}
+    return with_pod_spec(obj, old, spec)
 
 
 # ---------------------------------------------------------------------------- semantic equality

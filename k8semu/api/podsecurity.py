@@ -244,20 +244,25 @@ _ALLOWED_APPARMOR_TYPES = ("RuntimeDefault", "Localhost")
 _APPARMOR_ANNOTATION_PREFIX = "container.apparmor.security.beta.kubernetes.io/"
 
 
-def _app_armor_profile(meta: dict, spec: dict) -> Result | None:
+def _bad_profiles(spec: dict, field: str, allowed: Any) -> tuple[list[str], set[str]]:
+    """(the setters — ``pod`` / ``container "x"`` — whose ``securityContext.<field>.type`` is set
+    and not in ``allowed``, the bad types) over the pod and all its containers."""
     bad_values: set[str] = set()
-    pod_bad = False
-    profile = (_pod_sc(spec) or {}).get("appArmorProfile")
-    if profile is not None and profile.get("type") not in _ALLOWED_APPARMOR_TYPES:
-        pod_bad = True
+    profile = (_pod_sc(spec) or {}).get(field)
+    pod_bad = profile is not None and profile.get("type") not in allowed
+    if pod_bad:
         bad_values.add(profile.get("type") or "")
     bad_containers = []
     for c in _containers(spec):
-        profile = (_sc(c) or {}).get("appArmorProfile")
-        if profile is not None and profile.get("type") not in _ALLOWED_APPARMOR_TYPES:
+        profile = (_sc(c) or {}).get(field)
+        if profile is not None and profile.get("type") not in allowed:
             bad_containers.append(c.get("name", ""))
             bad_values.add(profile.get("type") or "")
-    setters = _setters(pod_bad, bad_containers)
+    return _setters(pod_bad, bad_containers), bad_values
+
+
+def _app_armor_profile(meta: dict, spec: dict) -> Result | None:
+    setters, bad_values = _bad_profiles(spec, "appArmorProfile", _ALLOWED_APPARMOR_TYPES)
     annotations = sorted(
         f"{k}={go_quote(v)}" for k, v in ((meta.get("annotations") or {}).items())
         if k.startswith(_APPARMOR_ANNOTATION_PREFIX)
@@ -404,18 +409,7 @@ def _seccomp_baseline_1_0(meta: dict, spec: dict) -> Result | None:
 
 
 def _seccomp_baseline_1_19(meta: dict, spec: dict) -> Result | None:
-    bad_values: set[str] = set()
-    profile = (_pod_sc(spec) or {}).get("seccompProfile")
-    pod_bad = profile is not None and profile.get("type") not in _VALID_SECCOMP_TYPES
-    if pod_bad:
-        bad_values.add(profile.get("type") or "")
-    bad_containers = []
-    for c in _containers(spec):
-        profile = (_sc(c) or {}).get("seccompProfile")
-        if profile is not None and profile.get("type") not in _VALID_SECCOMP_TYPES:
-            bad_containers.append(c.get("name", ""))
-            bad_values.add(profile.get("type") or "")
-    setters = _setters(pod_bad, bad_containers)
+    setters, bad_values = _bad_profiles(spec, "seccompProfile", _VALID_SECCOMP_TYPES)
     if not setters:
         return None
     return ("seccompProfile", f"{' and '.join(setters)} must not set securityContext.seccompProfile.type to "

@@ -14,7 +14,11 @@ import functools
 
 import attrs
 
-__all__ = ["ResourceInfo", "RESOURCES", "by_kind", "by_resource", "lookup", "NoKindMatch"]
+__all__ = ["ResourceInfo", "RESOURCES", "by_kind", "by_resource", "lookup", "NoKindMatch", "OBJECT_SUBRESOURCES"]
+
+#: Subresources whose GET answers the object itself, as kube-apiserver's registries for them
+#: (``status``; a CSR's ``approval``; a pod's ``ephemeralcontainers`` and ``resize``).
+OBJECT_SUBRESOURCES = frozenset({"", "status", "approval", "ephemeralcontainers", "resize"})
 
 
 @attrs.frozen

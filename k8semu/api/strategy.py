@@ -25,7 +25,7 @@ from typing import Any
 from .pods import is_terminal, qos_class
 
 __all__ = ["tracks_generation", "has_status", "prepare_for_create", "prepare_for_update",
-           "graceful_delete_seconds", "spec_changed", "csr_subresource_errors",
+           "graceful_delete_seconds", "spec_changed", "with_pod_spec", "csr_subresource_errors",
            "populate_csr_condition_timestamps"]
 
 # Kinds whose strategy sets generation 1 on create and bumps it on spec change.
@@ -75,6 +75,19 @@ def spec_changed(new: dict[str, Any], old: dict[str, Any]) -> bool:
     """Whether anything but metadata and status differs (what bumps generation)."""
     keys = (set(new) | set(old)) - _NOT_SPEC
     return any(new.get(k) != old.get(k) for k in sorted(keys))
+
+
+def with_pod_spec(obj: dict[str, Any], old: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+    """What a pod subresource that changes the spec stores (``ephemeralcontainers``, ``resize``):
+    the stored pod ``old`` with ``spec``, its metadata kept but for the request's (``obj``'s)
+    managedFields, and ``metadata.generation`` one up when the spec changed (``updatePodGeneration``)."""
+    meta = dict(old.get("metadata") or {})
+    managed = (obj.get("metadata") or {}).get("managedFields")
+    if managed is not None:
+        meta["managedFields"] = managed
+    if "generation" in meta and spec != (old.get("spec") or {}):
+        meta["generation"] = meta["generation"] + 1
+    return {**old, "metadata": meta, "spec": spec}
 
 
 def prepare_for_create(obj: dict[str, Any]) -> dict[str, Any]:

@@ -43,7 +43,7 @@ from ..api import errors
 from ..api.apiserver import APPLY_PATCH, JSON_PATCH, PATCH_TYPES, RequestContext, WatchEvent
 from ..api.auth import SYSTEM_MASTERS, UserInfo, anonymous, user
 from ..api import tokens as sa_tokens
-from ..api.resources import ResourceInfo, by_resource
+from ..api.resources import OBJECT_SUBRESOURCES, ResourceInfo, by_resource
 from . import discovery, metrics, openapi, prom, protobuf, reviews
 from .watchcache import SharedWatch
 
@@ -663,7 +663,7 @@ class APIApp:
                     scale = table_for([scale], "Scale", self._now(), include_object=req.query.get("includeObject", ""),
                                       list_meta={"resourceVersion": (scale.get("metadata") or {}).get("resourceVersion")})
                 return await _send_json(send, 200, scale, warnings=ctx.warnings)
-            if sub not in ("", "status", "approval", "ephemeralcontainers", "resize"):  # the object itself
+            if sub not in OBJECT_SUBRESOURCES:
                 raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
             obj = api.get(info, name, namespace=ns, ctx=ctx, resource_version=q.get("resourceVersion"))
             if req.wants_table:

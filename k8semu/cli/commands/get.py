@@ -61,7 +61,7 @@ from datetime import datetime, timedelta
 from typing import Any, Mapping, Sequence
 
 from ...api import errors
-from ...api.resources import ResourceInfo, lookup
+from ...api.resources import OBJECT_SUBRESOURCES, ResourceInfo, lookup
 from ...api.tables import render_table, table_for, table_lines
 from ..durations import parse_duration
 from ..output import die, list_error, server_error
@@ -290,7 +290,7 @@ def get_subresource(api: Any, info: ResourceInfo, name: str, namespace: str | No
         raise err
     if subresource == "scale":
         return api.get_scale(info, name, namespace=namespace)
-    if subresource not in ("", "status", "approval", "ephemeralcontainers", "resize"):
+    if subresource not in OBJECT_SUBRESOURCES:
         raise errors.MethodNotAllowed("the server does not allow this method on the requested resource")
     return api.get(info, name, namespace=namespace)
 
