@@ -1441,9 +1441,11 @@ class APIServer:
     # the cluster's seeded RNG once the write is known to succeed (:meth:`_allocate`).
     def _service_begin(self, obj: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
         """The service registry's ``beginCreate`` / ``beginUpdate``: ``normalizeClusterIPs``,
-        then ``initIPFamilyFields``' check of the clusterIP fields and the allocation of the
-        clusterIPs, nodePorts and healthCheckNodePort the request names (422 ``Invalid`` with
-        the allocator's reason: out of range, already allocated)."""
+        then ``initIPFamilyFields``' checks of the clusterIP fields and of the IP families (the
+        cluster has one, its service CIDR's: ``spec.ipFamilies[0]: Invalid value: "IPv6": not
+        configured on this cluster``), and the allocation of the clusterIPs, nodePorts and
+        healthCheckNodePort the request names (422 ``Invalid`` with the allocator's reason: out
+        of range, already allocated)."""
         from .validation import GoValue, _go_str_slice, service_cluster_ips_errors
 
         name = _meta(obj).get("name") or ""
@@ -1454,6 +1456,12 @@ class APIServer:
         stype = spec.get("type")
         if stype != "ExternalName":
             bad = service_cluster_ips_errors(obj)
+            if bad:
+                raise errors.Invalid("Service", "", name, bad)
+            # the families this cluster has allocators for: one, its service CIDR's
+            family = "IPv4" if self.service_cidr.version == 4 else "IPv6"
+            bad = [errors.FieldError.invalid(f"spec.ipFamilies[{i}]", fam, "not configured on this cluster")
+                   for i, fam in enumerate(spec.get("ipFamilies") or ()) if fam != family]
             if bad:
                 raise errors.Invalid("Service", "", name, bad)
         own = None if old is None else _meta(old)
