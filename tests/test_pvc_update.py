@@ -256,3 +256,16 @@ def test_user_namespace_rules(api):
     assert refused_pod(api, pod(containers=bad)) == (
         'Pod "p" is invalid: spec.containers[0].securityContext.procMount: Unsupported value: "Masked": '
         'supported values: "Default", "Unmasked"')
+
+
+def test_limit_range_bounds_a_claims_storage_request(api):
+    """LimitRanger's ``PersistentVolumeClaim`` items (the docs' storagelimits.yaml: 1Gi–2Gi)."""
+    api.create("limitranges", {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "storagelimits"},
+                               "spec": {"limits": [{"type": "PersistentVolumeClaim", "max": {"storage": "2Gi"},
+                                                    "min": {"storage": "1Gi"}}]}}, namespace=NS)
+    for size, message in (("500Mi", "minimum storage usage per PersistentVolumeClaim is 1Gi, but request is 500Mi"),
+                          ("5Gi", "maximum storage usage per PersistentVolumeClaim is 2Gi, but request is 5Gi")):
+        with pytest.raises(errors.Forbidden) as e:
+            claim(api, name="x", size=size, cls=None, bound=False)
+        assert str(e.value) == f'persistentvolumeclaims "x" is forbidden: {message}'
+    assert claim(api, name="ok", size="1536Mi", cls=None, bound=False)["metadata"]["name"] == "ok"

@@ -550,6 +550,10 @@ class LimitRanger(_Plugin):
         return {**obj, "metadata": meta, "spec": spec}
 
     def validate(self, op, info, obj, old, ctx):
+        """The ``Container`` items' min/max for a new pod; the ``PersistentVolumeClaim`` items'
+        for a claim created or updated (``PersistentVolumeClaimValidateLimitFunc``)."""
+        if (info.kind, info.group) == ("PersistentVolumeClaim", "") and op in ("create", "update"):
+            return self._validate_claim(obj)
         if op != "create" or info.kind != "Pod":
             return
         from .quantity import parse_quantity
@@ -576,6 +580,35 @@ class LimitRanger(_Plugin):
                                 "pods", "", name,
                                 f"minimum {r} usage per Container is {q}, but request is {rq}",
                             )
+
+
+    def _validate_claim(self, obj: dict) -> None:
+        """Each ``PersistentVolumeClaim`` item's ``min`` and ``max`` against the claim's
+        ``spec.resources.requests`` (``minimum storage usage per PersistentVolumeClaim is 1Gi,
+        but request is 500Mi``; ``… No request is specified`` without one); several at once are
+        listed as upstream's aggregate error ``[a, b]``."""
+        from .quantity import parse_quantity
+
+        requests = ((obj.get("spec") or {}).get("resources") or {}).get("requests") or {}
+        kind = "PersistentVolumeClaim"
+        errs: list[str] = []
+        for lr in self._ranges(_ns_of(obj)):
+            for item in (lr.get("spec") or {}).get("limits") or []:
+                if item.get("type") != kind:
+                    continue
+                for bound, word, too_far in (("min", "minimum", lambda rq, q: rq < q),
+                                             ("max", "maximum", lambda rq, q: rq > q)):
+                    for r, q in sorted((item.get(bound) or {}).items()):
+                        enforced = parse_quantity(q)
+                        rq = requests.get(r)
+                        if rq is None:
+                            errs.append(f"{word} {r} usage per {kind} is {enforced}.  No request is specified")
+                        elif too_far(parse_quantity(rq), enforced):
+                            errs.append(f"{word} {r} usage per {kind} is {enforced}, but request is "
+                                        f"{parse_quantity(rq)}")
+        if errs:
+            message = errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]"
+            raise errors.Forbidden.for_resource("persistentvolumeclaims", "", obj["metadata"].get("name", ""), message)
 
 
 class ResourceQuotaAdmission(_Plugin):
