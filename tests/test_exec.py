@@ -540,3 +540,17 @@ def test_k8semu_exec_errors(k8semu):
     assert k8semu("box", "-c", "main") == (1, "", "error: you must specify at least one command for the container\n")
     rc, _, err = k8semu("box", "-c", "side", "--", "nginx")
     assert rc == 1 and err.startswith("error: the command is still running and would not end (nginx waits forever")
+
+
+def test_id_and_whoami_follow_the_security_context(k, tmp_path):
+    """The docs' security-context demo: ``runAsUser`` 1000, ``runAsGroup`` 3000, ``fsGroup`` 2000;
+    containerd 2 puts the primary group first among the supplementary ones."""
+    manifest = tmp_path / "sc.yaml"
+    manifest.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: sc}\nspec:\n"
+                        "  securityContext: {runAsUser: 1000, runAsGroup: 3000, fsGroup: 2000, supplementalGroups: [4000]}\n"
+                        "  containers: [{name: c, image: busybox, command: [sleep, '3600']}]\n")
+    assert k("apply", "-f", str(manifest), "-q")[0] == 0
+    assert k("exec", "sc", "--", "id") == (0, ["uid=1000 gid=3000 groups=3000,4000,2000"], [])
+    assert k("exec", "sc", "--", "whoami") == (
+        1, [], ["whoami: unknown uid 1000", "command terminated with exit code 1"])
+    assert k("exec", "deploy/web", "--", "id") == (0, ["uid=0(root) gid=0(root) groups=0(root)"], [])

@@ -298,7 +298,10 @@ class ResolvedEnv(Mapping[str, str]):
       ``PATH`` first); the container's variables win;
     * ``tty``: the container has a terminal (``tty: true``): containerd adds ``TERM=xterm``;
     * ``home``: the ``HOME`` runc sets when nothing else did (:func:`runtime_home`);
-    * ``uid``: the user the process runs as when the pod or container sets ``runAsUser``.
+    * ``uid``: the user the process runs as when the pod or container sets ``runAsUser``;
+    * ``gid``, ``groups``: its group (``runAsGroup``) and supplementary groups (the primary
+      group, then ``supplementalGroups`` and ``fsGroup``, as the kubelet and containerd 2 set
+      them) when the security context names any; None and () otherwise (the image's).
 
     Order (what ``env`` prints): containerd starts from its default ``PATH``, adds ``TERM``
     (tty) and ``HOSTNAME``, then the image's ``Env`` and the container's variables, each
@@ -311,7 +314,7 @@ class ResolvedEnv(Mapping[str, str]):
     them (:meth:`kubelet_vars`, which leaves out the image's and runc's variables too).
     """
 
-    __slots__ = ("own", "shared", "runtime", "image", "tty", "home", "uid", "_len")
+    __slots__ = ("own", "shared", "runtime", "image", "tty", "home", "uid", "gid", "groups", "_len")
 
     def __init__(self, own: Mapping[str, str] | None = None, shared: Mapping[str, str] | None = None,
                  runtime: frozenset[str] = frozenset(), *, image: Mapping[str, str] | None = None,
@@ -323,14 +326,18 @@ class ResolvedEnv(Mapping[str, str]):
         self.tty = tty
         self.home = home
         self.uid = uid
+        self.gid: int | None = None
+        self.groups: tuple[int, ...] = ()
         self._len: int | None = None
 
     def with_runtime(self, image: Mapping[str, str], *, tty: bool = False, home: str | None = None,
-                     uid: int | None = None) -> ResolvedEnv:
+                     uid: int | None = None, gid: int | None = None,
+                     groups: tuple[int, ...] = ()) -> ResolvedEnv:
         """This environment with the runtime's layers (``own`` and ``shared`` shared, not copied)."""
         out = ResolvedEnv.__new__(ResolvedEnv)
         out.own, out.shared, out.runtime = self.own, self.shared, self.runtime
         out.image, out.tty, out.home, out.uid, out._len = image, tty, home, uid, None
+        out.gid, out.groups = gid, groups
         return out
 
     def _lead(self) -> tuple[str, ...]:
@@ -473,8 +480,8 @@ def container_env(container: Mapping[str, Any], env: Mapping[str, str] | None = 
     return out
 
 
-def _run_as_user(spec: Mapping[str, Any] | None) -> int | None:
-    value = ((spec or {}).get("securityContext") or {}).get("runAsUser")
+def _run_as_user(spec: Mapping[str, Any] | None, field: str = "runAsUser") -> int | None:
+    value = ((spec or {}).get("securityContext") or {}).get(field)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
@@ -492,11 +499,22 @@ def process_env(container: Mapping[str, Any], env: Mapping[str, str] | None = No
     else:
         resolved = ResolvedEnv(base)
     image = str(container.get("image") or "")
+    pod_spec = (pod or {}).get("spec")
     uid = _run_as_user(container)
     if uid is None:
-        uid = resolved.uid if resolved.uid is not None else _run_as_user((pod or {}).get("spec"))
+        uid = resolved.uid if resolved.uid is not None else _run_as_user(pod_spec)
+    gid = _run_as_user(container, "runAsGroup")
+    if gid is None:
+        gid = resolved.gid if resolved.gid is not None else _run_as_user(pod_spec, "runAsGroup")
+    pod_sc = (pod_spec or {}).get("securityContext") or {}
+    extra = [g for g in pod_sc.get("supplementalGroups") or () if isinstance(g, int)]
+    if isinstance(pod_sc.get("fsGroup"), int):
+        extra.append(pod_sc["fsGroup"])
+    groups = resolved.groups
+    if extra or gid is not None:
+        groups = tuple(dict.fromkeys([gid if gid is not None else 0, *extra]))
     return resolved.with_runtime(image_env(image), tty=bool(container.get("tty")), home=runtime_home(image, uid),
-                                 uid=uid)
+                                 uid=uid, gid=gid, groups=groups)
 
 
 # --------------------------------------------------------------------------- images
@@ -3404,10 +3422,28 @@ def _c_info(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     args = argv[1:]
     if prog == "hostname":
         return (yield from _c_hostname(sh, args, io))
-    elif prog == "whoami":
-        text = "root"
-    elif prog == "id":
-        text = "uid=0(root) gid=0(root) groups=0(root)"
+    elif prog in ("whoami", "id"):
+        env = sh.run.program.env
+        uid = env.uid if isinstance(env, ResolvedEnv) and env.uid is not None else 0
+        name = _user_name(sh.run.program.image, uid)
+        if prog == "whoami":
+            if name == str(uid):
+                io.err(f"whoami: unknown uid {uid}\n")
+                return 1
+            text = name
+        else:
+            groups = env.groups if isinstance(env, ResolvedEnv) else ()
+            if not groups:
+                text = f"uid={uid}({name}) gid=0(root) groups=0(root)" if name != str(uid) else \
+                    f"uid={uid} gid=0(root) groups=0(root)"
+            else:
+                gid = env.gid if env.gid is not None else 0
+
+                def grp(g: int) -> str:
+                    return "0(root)" if g == 0 else str(g)
+
+                user = f"{uid}({name})" if name != str(uid) else str(uid)
+                text = f"uid={user} gid={grp(gid)} groups={','.join(grp(g) for g in groups)}"
     elif prog == "uname":
         text = "Linux"
     elif prog == "nproc":
