@@ -269,3 +269,17 @@ def test_apply_dry_run_lines_are_kubectls(k, tmp_path):
     assert rc == 0 and out[0] == "configmap/dry created (dry run)"  # kubectl: not "(client dry run)"
     rc, out, _ = k("apply", "-f", str(cm), "--dry-run=server")
     assert rc == 0 and out[0] == "configmap/dry created (server dry run)"
+
+
+def test_apply_refuses_a_document_without_a_name_as_kubectl(k, tmp_path):
+    """kubectl's own refusals, before any request (checked against kubectl 1.33 through serve)."""
+    gen, anon = tmp_path / "g.yaml", tmp_path / "n.yaml"
+    gen.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {generateName: x-}\n")
+    anon.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n")
+    assert k("apply", "-f", str(gen)) == (1, [], ["error: from x-: cannot use generate name with apply"])
+    assert k("apply", "-f", str(anon), "--server-side") == (1, [], ["error: resource name may not be empty"])
+    assert k("apply", "-f", str(anon)) == (1, [], [
+        "error: error when retrieving current configuration of:",
+        'Resource: "/v1, Resource=configmaps", GroupVersionKind: "/v1, Kind=ConfigMap"',
+        'Name: "", Namespace: "default"',
+        f'from server for: "{anon}": resource name may not be empty'])

@@ -110,6 +110,11 @@ EXPECT: dict[str, Reject | States] = {
         'The Service "my-service" is invalid: spec.ipFamilies[0]: Invalid value: "IPv6": not configured on this cluster'),
     "service/networking/dual-stack-prefer-ipv6-lb-svc.yaml": Reject(
         'The Service "my-service" is invalid: spec.ipFamilies[0]: Invalid value: "IPv6": not configured on this cluster'),
+    # no metadata.name: kubectl refuses it before any request (its GET of the current configuration)
+    "controllers/job-success-policy-example.yaml": Reject(
+        "error: error when retrieving current configuration of:",
+        'Resource: "batch/v1, Resource=jobs", GroupVersionKind: "batch/v1, Kind=Job"',
+        "resource name may not be empty"),
     "pods/security/seccomp/fields.yaml": Reject(
         'Pod "pod" is invalid', "spec.ephemeralContainers: Forbidden: cannot be set on create"),
     "service/networking/dual-stack-ipv6-svc.yaml": Reject('strict decoding error: unknown field "spec.ipFamily"'),
@@ -229,9 +234,6 @@ EXPECT: dict[str, Reject | States] = {
 
 # Where k8semu differs from a real cluster: (what a real cluster does, what k8semu does today).
 GAPS: dict[str, tuple[str, Reject | States]] = {
-    "controllers/job-success-policy-example.yaml": (
-        'kubectl rejects it before any request: "resource name may not be empty" (metadata.name is missing)',
-        Reject('Job "" is invalid', "metadata.name: Required value: name or generateName is required")),
     "pods/probe/exec-liveness.yaml": (
         "Running and Ready at 60 s: a container being killed after failed liveness probes stays Ready "
         "until it stops; the Unhealthy event carries cat's error",

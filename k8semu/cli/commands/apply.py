@@ -38,6 +38,7 @@ from ...api import errors
 from ...api.apiserver import APPLY_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, RequestContext
 from ...api.manifest import ManifestError, resource_for
 from ...api.patch import create_three_way_merge_patch
+from ...api.resources import ResourceInfo
 from ..durations import parse_duration
 from ..output import add_dry_run_flag, die, display_name, dry_run_strategy, dry_run_suffix, print_warning, server_error
 from ..parser import GoBool
@@ -226,6 +227,23 @@ def apply_one(api: Any, info: Any, obj: dict[str, Any], ns: str | None, *, serve
     return "configured"
 
 
+def _nameless_error(obj: dict, info: ResourceInfo, ns: str | None, source: str, server_side: bool) -> str:
+    """kubectl's refusal, before any request, of a document without ``metadata.name``: ``from
+    PREFIX: cannot use generate name with apply`` for a ``generateName``; else, client-side, the
+    failed GET of the current configuration (a three-line ``error when retrieving current
+    configuration of:`` naming the resource), server-side ``resource name may not be empty``."""
+    generate = (obj.get("metadata") or {}).get("generateName")
+    if generate:
+        return f"error: from {generate}: cannot use generate name with apply"
+    if server_side:
+        return "error: resource name may not be empty"
+    gv = f"{info.group}/{info.version}"
+    return (f"error: error when retrieving current configuration of:\n"
+            f'Resource: "{gv}, Resource={info.plural}", GroupVersionKind: "{gv}, Kind={info.kind}"\n'
+            f'Name: "", Namespace: "{ns or ""}"\n'
+            f'from server for: "{source}": resource name may not be empty')
+
+
 def _print_warnings(api: Any, warnings: list[str]) -> None:
     """The server's warnings on stderr as kubectl prints them (``Warning: …``), each text once."""
     for w in warnings:
@@ -320,6 +338,10 @@ def run(args: argparse.Namespace) -> int:
         obj = doc.obj
         meta = obj.get("metadata") or {}
         ns = (meta.get("namespace") or args.namespace or "default") if info.namespaced else None
+        if not meta.get("name"):
+            print(_nameless_error(obj, info, ns, doc.source, args.server_side), file=sys.stderr)
+            failed += 1
+            continue
         try:
             apply_one(cluster.api, info, obj, ns, server_side=args.server_side,
                       force=args.force_conflicts, dry=True, validation=validation, field_manager=args.field_manager)
