@@ -67,8 +67,9 @@ def test_new_pv_becomes_available():
         await rt.settle()
 
     run_cluster(cluster, body, only_controller(cluster))
-    assert get_pv(api, "pv-a")["status"] == {"phase": "Available"}
     writes = [r for r in cluster.log.history("/registry/persistentvolumes/pv-a")]
+    assert get_pv(api, "pv-a")["status"] == {"phase": "Available",
+                                             "lastPhaseTransitionTime": api.timestamp(writes[-1].time)}
     assert [r.object["status"]["phase"] for r in writes] == ["Pending", "Available"]
     assert writes[-1].actor == CONTROLLER
 
@@ -258,11 +259,14 @@ def test_claim_deletion_releases_and_reclaims():
 
     run_cluster(cluster, body, only_controller(cluster, protection=True))  # no pod uses them: they go
     keep = get_pv(api, "keep")
-    assert keep["status"] == {"phase": "Released"}
+    assert keep["status"]["phase"] == "Released"
+    assert keep["status"]["lastPhaseTransitionTime"] == api.timestamp(
+        cluster.log.get("/registry/persistentvolumes/keep").time)  # the write that released it
     assert keep["spec"]["claimRef"]["name"] == "a"  # Retain keeps the reference
     mnt = get_pv(api, "mnt")
     message = "host_path deleter only supports /tmp/.+ but received provided /mnt/data/mnt"
-    assert mnt["status"] == {"phase": "Failed", "message": message}
+    assert mnt["status"] == {"phase": "Failed", "message": message, "lastPhaseTransitionTime": api.timestamp(
+        cluster.log.get("/registry/persistentvolumes/mnt").time)}
     [failed] = pv_events(api, "mnt")
     assert (failed["type"], failed["reason"], failed["message"]) == ("Warning", "VolumeFailedDelete", message)
     assert api.list("persistentvolumes")["items"] and "tmp" not in [

@@ -887,7 +887,7 @@ class APIServer:
             obj = podresize.prepare_for_update(obj, old)
             podresize.validate_update(obj, old)
         else:
-            obj = strategy.prepare_for_update(obj, old, subresource)
+            obj = strategy.prepare_for_update(obj, old, subresource, now=self.timestamp())
             self._validate_for(info, obj, old, ctx)
         self.admission.validate("update", info, obj, old, ctx, subresource=subresource)
         obj = self._allocate(info, obj, old)

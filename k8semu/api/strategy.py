@@ -5,7 +5,10 @@ defaulting and validation, by kind (pkg/registry/<group>/<kind>/strategy.go).
 - which kinds have a ``status`` subresource (then an update of the main
   resource keeps the old status, and an update of ``status`` keeps the rest);
 - what ``PrepareForCreate`` resets (a new Deployment's status, a new Pod's
-  phase and QoS class, a Namespace's phase and finalizers);
+  phase and QoS class, a Namespace's phase and finalizers, a PersistentVolume's
+  phase ``Pending`` and ``status.lastPhaseTransitionTime``);
+- a PersistentVolume ``status`` update's ``lastPhaseTransitionTime``
+  (:func:`pv_last_phase_transition_time`: the virtual now when the phase changes);
 - graceful deletion: how long a Pod is given (``terminationGracePeriodSeconds``
   unless the request says otherwise; immediately if never scheduled or
   already terminal);
@@ -26,7 +29,7 @@ from .pods import is_terminal, qos_class
 
 __all__ = ["tracks_generation", "has_status", "prepare_for_create", "prepare_for_update",
            "graceful_delete_seconds", "spec_changed", "with_pod_spec", "csr_subresource_errors",
-           "populate_csr_condition_timestamps"]
+           "populate_csr_condition_timestamps", "pv_last_phase_transition_time"]
 
 # Kinds whose strategy sets generation 1 on create and bumps it on spec change.
 _GENERATION_KINDS = frozenset({
@@ -124,20 +127,28 @@ def prepare_for_create(obj: dict[str, Any]) -> dict[str, Any]:
         pass  # the kubelet registers its Node with status
     elif kind == "Service":
         obj["status"] = {"loadBalancer": {}}
+    elif kind == "PersistentVolume":
+        # persistentvolumeStrategy.PrepareForCreate: phase Pending since now (the apiserver
+        # stamped creationTimestamp from the same virtual clock reading just before)
+        obj["status"] = {"phase": "Pending"}
+        if meta.get("creationTimestamp"):
+            obj["status"]["lastPhaseTransitionTime"] = meta["creationTimestamp"]
     elif has_status(kind):
-        obj["status"] = dict(_EMPTY_STATUS.get(kind, {})) if kind not in (
-            "PersistentVolumeClaim", "PersistentVolume") else (
-            {"phase": "Pending"} if kind == "PersistentVolumeClaim" else {"phase": "Pending"}
-        )
+        obj["status"] = dict(_EMPTY_STATUS.get(kind, {})) if kind != "PersistentVolumeClaim" else {"phase": "Pending"}
     return obj
 
 
-def prepare_for_update(obj: dict[str, Any], old: dict[str, Any], subresource: str) -> dict[str, Any]:
+def prepare_for_update(obj: dict[str, Any], old: dict[str, Any], subresource: str,
+                       now: str | None = None) -> dict[str, Any]:
     """Carry over what this kind of update may not change, and bump generation.
 
     A main-resource update keeps the old ``status`` (for kinds with a status
     subresource); a ``status`` update keeps everything but ``status`` (and
     metadata labels/annotations changes are dropped, as upstream).
+
+    ``now`` (RFC 3339, the cluster's virtual clock) is what a PersistentVolume ``status``
+    update whose phase changes stamps as ``status.lastPhaseTransitionTime``
+    (:func:`pv_last_phase_transition_time`); without it that time is left as the request has it.
     """
     kind = old.get("kind")
     if kind == "CertificateSigningRequest":
@@ -158,6 +169,8 @@ def prepare_for_update(obj: dict[str, Any], old: dict[str, Any], subresource: st
         out = {k: v for k, v in old.items() if k != "status"}
         if "status" in obj:
             out["status"] = obj["status"]
+        if kind == "PersistentVolume":
+            out = pv_last_phase_transition_time(out, old, now)
         out["metadata"] = dict(old_meta)
         if "managedFields" in meta:
             out["metadata"]["managedFields"] = meta["managedFields"]
@@ -184,6 +197,49 @@ def prepare_for_update(obj: dict[str, Any], old: dict[str, Any], subresource: st
         meta["generation"] = gen
     obj["metadata"] = meta
     return obj
+
+
+def pv_last_phase_transition_time(obj: dict[str, Any], old: dict[str, Any], now: str | None) -> dict[str, Any]:
+    """``persistentvolumeStatusStrategy.PrepareForUpdate``'s ``status.lastPhaseTransitionTime``
+    (PersistentVolumeLastPhaseTransitionTime, GA in 1.31, gate gone in 1.33):
+
+    * phase unchanged and the request has no time: the stored one is kept (a client cannot clear it);
+    * phase changed and the request has no time, or the stored one unchanged: ``now``;
+    * otherwise (phase unchanged or changed, and the request sets a time of its own) the
+      request's time stands.
+
+    Phases compare as Go strings (absent is ``""``); times as instants (``metav1.Time.Equal``).
+    ``now`` None leaves the phase-change case alone.
+    """
+    status = obj.get("status")
+    status = dict(status) if isinstance(status, dict) else {}
+    old_status = old.get("status") if isinstance(old.get("status"), dict) else {}
+    new_t, old_t = status.get("lastPhaseTransitionTime"), old_status.get("lastPhaseTransitionTime")
+    if (status.get("phase") or "") == (old_status.get("phase") or ""):
+        if new_t is None and old_t is not None:
+            status["lastPhaseTransitionTime"] = old_t
+        else:
+            return obj
+    elif now is not None and (new_t is None or _same_instant(new_t, old_t)):
+        status["lastPhaseTransitionTime"] = now
+    else:
+        return obj
+    return {**obj, "status": status}
+
+
+def _same_instant(a: Any, b: Any) -> bool:
+    """``metav1.Time.Equal`` of two RFC 3339 strings (both nil is equal, one nil is not)."""
+    if a is None or b is None:
+        return a is None and b is None
+    if a == b:
+        return True
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(str(a).replace("Z", "+00:00")) == \
+            datetime.fromisoformat(str(b).replace("Z", "+00:00"))
+    except ValueError:
+        return False
 
 
 def _needs_node_port(spec: dict[str, Any]) -> bool:
