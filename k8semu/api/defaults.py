@@ -691,7 +691,8 @@ _BY_KIND[("certificates.k8s.io/v1", "CertificateSigningRequest")] = _default_csr
 
 
 def apply_defaults(obj: dict[str, Any]) -> dict[str, Any]:
-    """Return a defaulted deep copy of ``obj`` (a wire-form object dict).
+    """Return a defaulted deep copy of ``obj`` (a wire-form object dict; its
+    ``metadata.managedFields`` list is shared, not copied: no defaulting touches it).
 
     Dispatches on ``apiVersion`` + ``kind``; kinds without upstream defaults
     (ConfigMap, ServiceAccount, Event, ResourceQuota, Lease, IngressClass, …)
@@ -700,7 +701,14 @@ def apply_defaults(obj: dict[str, Any]) -> dict[str, Any]:
     ``SetDefaults_*`` functions of pkg/apis/*/v1 (and autoscaling/v2), plus
     the registry-strategy fills documented in the module docstring.
     """
-    out = copy_object(obj)
+    meta = obj.get("metadata")
+    managed = meta.get("managedFields") if type(meta) is dict else None
+    if managed:  # no defaulting touches them: not copied (a pod's are ~half its JSON)
+        out = copy_object({**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}})
+        copied = out["metadata"]
+        out["metadata"] = {k: managed if k == "managedFields" else copied[k] for k in meta}
+    else:
+        out = copy_object(obj)
     fn = _BY_KIND.get((out.get("apiVersion"), out.get("kind")))
     if fn is not None:
         fn(out)

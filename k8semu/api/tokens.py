@@ -65,6 +65,8 @@ import json
 import weakref
 from typing import Any, Callable
 
+import orjson
+
 from . import errors
 from .auth import UserInfo, service_account
 from .meta import format_time, parse_time
@@ -127,10 +129,11 @@ def _unb64url(text: str) -> bytes:
 
 def _json(obj: Any) -> bytes:
     # go-jose marshals the claims as a map: keys sorted, no spaces
-    return json.dumps(obj, separators=(",", ":"), sort_keys=True, ensure_ascii=False).encode()
+    return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
 
 
 _KEYS: "weakref.WeakKeyDictionary[Any, bytes]" = weakref.WeakKeyDictionary()
+_HEADERS: dict[bytes, str] = {}  # signing key -> its JWS header, encoded
 _JTI_COUNTERS: "weakref.WeakKeyDictionary[Any, itertools.count]" = weakref.WeakKeyDictionary()
 
 
@@ -164,7 +167,9 @@ def sign(api: Any, claims: Obj) -> str:
     """A compact JWS of ``claims``: header ``{"alg":"HS256","kid":…}``, HMAC-SHA256 with
     :func:`signing_key`."""
     key = signing_key(api)
-    head = _b64url(_json({"alg": "HS256", "kid": _kid(key)}))
+    head = _HEADERS.get(key)
+    if head is None:
+        head = _HEADERS[key] = _b64url(_json({"alg": "HS256", "kid": _kid(key)}))
     body = f"{head}.{_b64url(_json(claims))}"
     return f"{body}.{_b64url(hmac.new(key, body.encode(), hashlib.sha256).digest())}"
 

@@ -32,7 +32,7 @@ import trio.testing
 
 from ..api.apiserver import APIServer, RequestContext
 from ..api.auth import UserInfo
-from .informer import Informer
+from .informer import Informer, SharedInformers
 from .workqueue import WorkQueue
 
 __all__ = ["Component", "WatchFaults"]
@@ -54,9 +54,23 @@ class WatchFaults:
         self.frozen = False
         self.paused = False
         self._changed = trio.Event()
+        self._on_fault: list[Callable[[], None]] = []
+
+    @property
+    def active(self) -> bool:
+        """Whether any knob is set."""
+        return self.delay > 0 or self.frozen or self.paused or self.drop is not None
+
+    def on_fault(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` once, when a knob is next set (a shared informer detaches then)."""
+        self._on_fault.append(callback)
 
     def changed(self) -> None:
         """Wake everything waiting on a knob (call after changing one)."""
+        if self.active and self._on_fault:
+            callbacks, self._on_fault = self._on_fault, []
+            for cb in callbacks:
+                cb()
         self._changed.set()
         self._changed = trio.Event()
 
@@ -97,10 +111,17 @@ class Component:
         self.queues: list[WorkQueue] = []
         self.coalescing = 0  # workers waiting for the current instant's events (see run_workers)
         self.coalesced = 0  # how many such waits have ended (see Runtime.quiet)
+        #: the informers this component shares with others of its process (set by the runtime
+        #: for kube-controller-manager's controllers), or None: each informer keeps its own cache
+        self.shared_informers: SharedInformers | None = None
+        #: the process this component runs in, for components that share informers
+        #: (``kube-controller-manager``); None: a process of its own
+        self.informer_group: str | None = None
 
     def informer(self, resource: Any, **kwargs: Any) -> Informer:
         """A new informer owned by this component (started by :meth:`run`)."""
         inf = Informer(self.api, resource, ctx=self.ctx, faults=self.faults, **kwargs)
+        inf.shared_informers = self.shared_informers
         self.informers.append(inf)
         return inf
 
@@ -123,6 +144,7 @@ class Component:
         """Start informers, wait for their caches, then run :meth:`main` until cancelled."""
         async with trio.open_nursery() as nursery:
             for inf in self.informers:
+                inf.shared_informers = self.shared_informers
                 await nursery.start(inf.run)
             task_status.started()
             await self.main()

@@ -210,6 +210,19 @@ class Indexer:
     def __contains__(self, key: str) -> bool:
         return key in self._items
 
+    def copy(self) -> "Indexer":
+        """An independent cache with the same contents and indexes (the objects themselves are
+        shared: like everything the store hands out, they are never changed in place)."""
+        out = Indexer()
+        out._indexers = dict(self._indexers)
+        out._items = dict(self._items)
+        out._indices = {n: {v: dict(bucket) for v, bucket in idx.items()} for n, idx in self._indices.items()}
+        return out
+
+    def index_function(self, name: str) -> IndexFunc | None:
+        """The function of index ``name``, or None."""
+        return self._indexers.get(name)
+
 
 class EventHandler:
     """Callbacks for cache changes; each is optional. ``on_update(old, new)``."""
@@ -260,7 +273,60 @@ class Informer:
         self.indexer = Indexer({NAMESPACE_INDEX: namespace_index, **(indexers or {})})
         self._handlers: list[EventHandler] = []
         self._synced = trio.Event()
-        self.resource_version = "0"
+        self._resource_version = "0"
+        #: the :class:`SharedInformers` this informer may take its cache from (set by its component)
+        self.shared_informers: SharedInformers | None = None
+        self._shared: Informer | None = None  # the shared informer it is bound to, while it is
+        self._detached: trio.Event | None = None
+
+    @property
+    def resource_version(self) -> str:
+        """The resourceVersion the cache is at (the shared informer's while bound to one)."""
+        return self._shared._resource_version if self._shared is not None else self._resource_version
+
+    @resource_version.setter
+    def resource_version(self, value: str) -> None:
+        self._resource_version = value
+
+    @property
+    def shares_key(self) -> tuple:
+        """What two informers must agree on to share one cache: resource, scope, selectors."""
+        return (self.info.group, self.info.plural, self.namespace, self.label_selector, self.field_selector)
+
+    def _bind(self, shared: "Informer") -> bool:
+        """Take ``shared``'s cache instead of keeping one (False, and nothing changed, when an
+        index of this informer has the name of a different index there)."""
+        mine = self.indexer
+        for name, fn in mine._indexers.items():
+            theirs = shared.indexer.index_function(name)
+            if theirs is not None and theirs is not fn:
+                return False
+        for name, fn in mine._indexers.items():
+            if shared.indexer.index_function(name) is None:
+                shared.indexer.add_indexer(name, fn)
+        self._shared = shared
+        self.indexer = shared.indexer
+        for h in self._handlers:
+            shared.add_event_handler(h)  # replays the cached objects as adds, as a fresh list would
+        return True
+
+    def detach(self) -> None:
+        """Stop sharing: keep a copy of the shared cache as it is now and go on watching from its
+        resourceVersion on this informer's own (so that this component's watch faults — delay,
+        drop, freeze — act on its cache alone). A no-op when not bound."""
+        shared = self._shared
+        if shared is None:
+            return
+        shared._handlers = [h for h in shared._handlers if not any(h is mine for mine in self._handlers)]
+        self._resource_version = shared._resource_version
+        self.indexer = shared.indexer.copy()
+        self._shared = None
+        if self._detached is not None:
+            self._detached.set()
+
+    def _faulty(self) -> bool:
+        f = self.faults
+        return f is not None and (f.delay > 0 or f.frozen or f.paused or f.drop is not None)
 
     @property
     def has_synced(self) -> bool:
@@ -274,7 +340,9 @@ class Informer:
     def add_event_handler(self, handler: EventHandler) -> None:
         """Register handlers; objects already cached are replayed as adds."""
         self._handlers.append(handler)
-        if handler.on_add is not None:
+        if self._shared is not None:
+            self._shared.add_event_handler(handler)
+        elif handler.on_add is not None:
             for obj in self.indexer.list():
                 handler.on_add(obj)
 
@@ -323,10 +391,34 @@ class Informer:
             self._notify_delete(old if old is not None else obj)
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
-        """List, then watch forever; relist when the watch expires."""
+        """List, then watch forever; relist when the watch expires.
+
+        With :attr:`shared_informers` set (kube-controller-manager's controllers, which share one
+        informer per resource as upstream's ``SharedInformerFactory``), the cache is the shared
+        one's until a watch fault is set on this informer's component; it then detaches
+        (:meth:`detach`) and carries on from there on its own watch.
+        """
         started = False
+        relist = True
+        group = self.shared_informers
+        if group is not None and not self._faulty():
+            shared = await group.informer(self)
+            if self._bind(shared):
+                self._detached = trio.Event()
+                if self.faults is not None:
+                    self.faults.on_fault(self.detach)
+                self._synced.set()
+                task_status.started()
+                started = True
+                try:
+                    await self._detached.wait()
+                finally:
+                    self.detach()  # a cancelled component's handlers leave the shared informer
+                relist = False  # carry on from the copy of the shared cache
         while True:
-            self._list()
+            if relist:
+                self._list()
+            relist = True
             self._synced.set()
             if not started:
                 task_status.started()
@@ -355,3 +447,32 @@ class Informer:
                         continue
                 self.resource_version = str(ev.revision)
                 self.apply_event(ev.type, ev.object)
+
+
+class SharedInformers:
+    """One informer per resource (and scope and selectors) for a group of components, as
+    upstream's ``SharedInformerFactory`` gives kube-controller-manager's controllers one watch
+    and one cache per resource. Each shared informer runs as its own task in ``nursery`` and
+    lists and watches with the identity of the first component that asked for it.
+
+    Args:
+        api: the API server.
+        nursery: where the shared informers run (the runtime's: they outlive any one component).
+    """
+
+    def __init__(self, api: APIServer, nursery: trio.Nursery) -> None:
+        self.api = api
+        self._nursery = nursery
+        self._informers: dict[tuple, Informer] = {}
+
+    async def informer(self, like: Informer) -> Informer:
+        """The running, synced shared informer for what ``like`` watches (started on first use)."""
+        key = like.shares_key
+        inf = self._informers.get(key)
+        if inf is None:
+            inf = Informer(self.api, like.info, ctx=like.ctx, namespace=like.namespace,
+                           label_selector=like.label_selector, field_selector=like.field_selector)
+            self._informers[key] = inf
+            await self._nursery.start(inf.run)
+        await inf.wait_synced()
+        return inf

@@ -42,7 +42,8 @@ from ..api.pods import is_pod_ready
 from ..api.selectors import LabelSelector, selector_from_label_selector, selector_from_set
 from ..client.component import Component
 from ..client.events import NORMAL, WARNING, EventRecorder
-from ..client.informer import LABELS_INDEX, EventHandler, label_index, meta_namespace_key
+from ..client.informer import (CONTROLLER_UID_INDEX, LABELS_INDEX, EventHandler, controller_uid_index, label_index,
+                               meta_namespace_key)
 from .controller_utils import (
     BURST_REPLICAS,
     SLOW_START_INITIAL_BATCH_SIZE,
@@ -71,14 +72,6 @@ __all__ = [
 ]
 
 Obj = dict[str, Any]
-
-CONTROLLER_UID_INDEX = "controllerUID"
-
-
-def _controller_uid_index(obj: Obj) -> list[str]:
-    ref = controller_of(obj)
-    return [ref["uid"]] if ref and ref.get("uid") else []
-
 
 def _replicas(obj: Obj) -> int:
     r = (obj.get("spec") or {}).get("replicas")
@@ -238,9 +231,9 @@ class ReplicaSetController(Component):
         self.burst_replicas = burst_replicas
         self.expectations = ControllerExpectations()
         self.recorder = EventRecorder(api, self.ctx, self.name)
-        self.rs_informer = self.informer(self.resource, indexers={CONTROLLER_UID_INDEX: _controller_uid_index})
+        self.rs_informer = self.informer(self.resource, indexers={CONTROLLER_UID_INDEX: controller_uid_index})
         self.pod_informer = self.informer("pods", indexers={LABELS_INDEX: label_index,
-                                                            CONTROLLER_UID_INDEX: _controller_uid_index})
+                                                            CONTROLLER_UID_INDEX: controller_uid_index})
         self.q = self.queue()
         self.rs_informer.add_event_handler(EventHandler(
             on_add=self._enqueue, on_update=self._update_rs, on_delete=self._delete_rs))

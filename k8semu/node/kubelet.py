@@ -1730,8 +1730,11 @@ class Kubelet(Component):
     def _retry_deferred_resizes(self) -> None:
         """Deferred resizes are tried again when the admitted pods' allocations change (a pod
         gone or finished, another resize), as upstream's kubelet retries pending resizes."""
-        deferred = [w for w in self.ordered_workers()
-                    if w.resize_pending is not None and w.resize_pending[0] == "Deferred" and not w.final]
+        if not any(w.resize_pending is not None for w in self.workers.values()):
+            deferred = []  # the common case, without sorting the workers on every wake
+        else:
+            deferred = [w for w in self.ordered_workers()
+                        if w.resize_pending is not None and w.resize_pending[0] == "Deferred" and not w.final]
         if not deferred:
             self._resize_fingerprint = None
             return

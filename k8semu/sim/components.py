@@ -274,7 +274,7 @@ def controller_factories(api: Any, config: Any, resumed_at: float | None = None,
     from ..controllers.ttlafterfinished import TTLAfterFinishedController
     from ..node.metrics import MetricsServer
 
-    return {
+    factories: dict[str, Factory] = {
         "node-ipam-controller": lambda: NodeIPAMController(api, config),
         "node-lifecycle-controller": lambda: NodeLifecycleController(api, resumed_at=resumed_at),
         "taint-eviction-controller": lambda: TaintEvictionController(api),
@@ -303,6 +303,23 @@ def controller_factories(api: Any, config: Any, resumed_at: float | None = None,
         "csrsigning-controller": lambda: CSRSigningController(api, _cluster_ca(api, pki_folder)),
         "csrcleaner-controller": lambda: CSRCleanerController(api),
     }
+    return {name: _in_process(KUBE_CONTROLLER_MANAGER, make) for name, make in factories.items()}
+
+
+#: The process whose controllers share informers (:attr:`Component.informer_group`).
+KUBE_CONTROLLER_MANAGER = "kube-controller-manager"
+
+
+def _in_process(process: str, make: Factory) -> Factory:
+    """``make``, with what it builds marked as running in ``process``: the runtime gives the
+    components of one process shared informers, as kube-controller-manager's controllers share
+    one ``SharedInformerFactory`` (one watch and one cache per resource)."""
+    def build() -> Component:
+        comp = make()
+        comp.informer_group = process
+        return comp
+
+    return build
 
 
 def _cluster_ca(api: Any, pki_folder: Any = None) -> Callable[[], Any] | None:

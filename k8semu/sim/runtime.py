@@ -40,6 +40,7 @@ import trio
 import trio.testing
 
 from ..client.component import Component
+from ..client.informer import SharedInformers
 from .clock import run_virtual
 
 __all__ = ["Runtime", "run_cluster"]
@@ -66,6 +67,7 @@ class Runtime:
         self._scopes: dict[str, trio.CancelScope] = {}
         self._nursery: trio.Nursery | None = None
         self.stopped: set[str] = set()
+        self._informer_groups: dict[str, SharedInformers] = {}  # process -> its shared informers
 
     # ------------------------------------------------------------------ lifecycle
     def add(self, name: str, factory: Factory) -> None:
@@ -82,6 +84,12 @@ class Runtime:
         if bind is not None:  # a component that starts and stops others (the machine supervisor)
             bind(self)
         self.components[name] = comp
+        if comp.informer_group is not None and self._nursery is not None:
+            group = self._informer_groups.get(comp.informer_group)
+            if group is None:
+                group = self._informer_groups[comp.informer_group] = SharedInformers(
+                    self.cluster.api, self._nursery)
+            comp.shared_informers = group
         with trio.CancelScope() as scope:
             self._scopes[name] = scope
             await comp.run(task_status=task_status)
