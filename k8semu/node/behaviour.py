@@ -24,8 +24,8 @@ Design
 2. **Interpreting the command line.** ``argv[0]``'s base name selects a
    program: a POSIX-ish shell (``sh``/``bash``/``ash``/``dash`` ``-c``), a core
    utility (``sleep``, ``echo``, ``printf``, ``date``, ``cat``, ``tail``,
-   ``touch``, ``rm``, ``test``, ``env``, ``seq``, busybox's ``ps`` where the
-   image has busybox ...), or a known program
+   ``touch``, ``rm``, ``ls`` (``-l`` in busybox's long format), ``test``, ``env``,
+   ``seq``, busybox's ``ps`` where the image has busybox ...), or a known program
    (``nginx -T``, ``stress``, ``agnhost liveness``, ``perl -Mbignum=bpi``,
    ``python -c`` one-liners in a tiny safe subset, the database servers'
    password checks ...). Anything else is an *unknown program*: it runs until
@@ -69,6 +69,13 @@ Design
    not modelled are empty), its volume mounts and what it wrote. The base tree
    is one shared, read-only object per kind of image; each container writes
    into its own layer (:class:`_LayeredFS`, copy-on-write with whiteouts).
+   What the container writes gets the virtual time as its mtime (the rest shows
+   the container's start), ``ln -s`` makes symbolic links; a write into a
+   directory that does not exist or onto a read-only file system (a read-only
+   :class:`Mount`, ``readOnlyRootFilesystem``) fails with busybox's messages.
+   ``ps`` sees the container's PID namespace: its own, the pod's
+   (``shareProcessNamespace``, ``/pause`` as PID 1), a debug target's or the
+   node's (``hostPID``), read from the pod that :attr:`Run.network` holds.
 
 7. **Start-up output of the known images**: the images' own log lines, with
    timestamps from the container's clock and the PIDs the real processes get:
@@ -101,6 +108,7 @@ import functools
 import hashlib
 import heapq
 import math
+import posixpath
 import random
 import re
 import shlex
@@ -111,6 +119,7 @@ from typing import Any, Union
 
 import attrs
 
+from k8semu.api.humanize import parse_timestamp
 from k8semu.api.meta import DEFAULT_EPOCH
 from k8semu.api.quantity import bytes_value, cpu_millis
 
@@ -2065,7 +2074,7 @@ class _Shell:
         return full
 
     def read_file(self, p: str) -> str | None:
-        full = self.path(p)
+        full = self.run.resolve(self.path(p))
         if full == "/dev/null":
             return ""
         text = self.run.fs.get(full)
@@ -2280,7 +2289,7 @@ class _Shell:
                             new.append((shown + name, full.rstrip("/") + "/" + name))
             results = [(shown + "/", full) for shown, full in new]
         return [shown.rstrip("/") or "/" for shown, full in results
-                if full in run.fs or run.is_dir(full)] if results else []
+                if full in run.fs or full in run.links or run.is_dir(full)] if results else []
 
     def command_substitution(self, src: str) -> Gen:
         if src.strip().startswith("<"):
@@ -2489,33 +2498,59 @@ class _Shell:
             if sym == "<":
                 text = self.read_file(target)
                 if text is None:
-                    io.err(f"sh: can't open '{target}': No such file or directory\n")
+                    io.err(f"sh: can't open {target}: no such file\n")  # ash's openredirect
                     return None
                 inp = _Input(text)
                 continue
             writer = self._file_writer(target, append=sym == ">>", io=io)
+            if writer is None:
+                return None
             if fd == "1":
                 out = writer
             elif fd == "2":
                 err = writer
         return _IO(out, err, inp)
 
-    def _file_writer(self, target: str, *, append: bool, io: _IO) -> Callable[[str], None]:
-        full = self.path(target)
+    def _file_writer(self, target: str, *, append: bool, io: _IO) -> Callable[[str], None] | None:
+        """The writer of ``> target`` (``>> target``: ``append``), or None when the file cannot be
+        created (ash's ``sh: can't create X: …`` reported, status 1)."""
+        full = self.run.resolve(self.path(target))
         if full == "/dev/null":
             return lambda text: None
         if full in ("/dev/stdout", "/proc/self/fd/1", "/proc/1/fd/1", "/dev/fd/1"):
             return io.out
         if full in ("/dev/stderr", "/proc/self/fd/2", "/proc/1/fd/2", "/dev/fd/2"):
             return io.err
-        fs = self.run.fs
+        error = self.create_error(full)
+        if error is not None:  # ash's errmsg(): a missing directory is "nonexistent directory"
+            io.err(f"sh: can't create {target}: "
+                   f"{'nonexistent directory' if error.startswith('No such') else error}\n")
+            return None
+        run = self.run
+        fs = run.fs
         if not append or full not in fs:
             fs[full] = ""
+        run.mtimes[full] = run.now
 
         def write(text: str) -> None:
             fs[full] = fs.get(full, "") + text
+            run.mtimes[full] = run.now
 
         return write
+
+    def create_error(self, full: str) -> str | None:
+        """Why the file ``full`` (absolute) cannot be created or written, as ``strerror`` says it
+        (``No such file or directory``: its directory is missing; ``Is a directory``; ``Read-only
+        file system``: :meth:`Run.read_only`), or None. An image the model does not know has
+        whatever directories its programs write into."""
+        run = self.run
+        if run.is_dir(full):
+            return "Is a directory"
+        if run.tree is not _GENERIC_TREE and not run.is_dir(posixpath.dirname(full)):
+            return "No such file or directory"
+        if run.read_only(full):
+            return "Read-only file system"
+        return None
 
     def run_simple(self, node: Node, io: _IO) -> Gen:
         _, assigns, raw_words, redirs = node
@@ -3126,22 +3161,49 @@ def _c_seq(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     return (yield from _done(0))
 
 
-@_command("touch", "mkdir", "rm", "rmdir", "cp", "mv", "ln", "chmod", "chown", "ls")
+@_command("touch", "mkdir", "rm", "rmdir", "cp", "mv", "ln", "chmod", "chown")
 def _c_files(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    """busybox's file utilities on the container's files, with their error messages (a missing
+    directory, a read-only file system: :meth:`_Shell.create_error`); what they write gets the
+    current virtual time as its mtime. ``ln -s`` makes a symbolic link, ``ln`` copies."""
     prog = argv[0].rsplit("/", 1)[-1]
     flags = "".join(a[1:] for a in argv[1:] if a.startswith("-") and len(a) > 1)
     args = [a for a in argv[1:] if not (a.startswith("-") and len(a) > 1)]
-    fs, status = sh.run.fs, 0
+    run = sh.run
+    fs, status = run.fs, 0
     if prog == "touch":
         for a in args:
-            fs.setdefault(sh.path(a), "")
+            full = run.resolve(sh.path(a))
+            error = None if run.is_dir(full) or full in fs else sh.create_error(full)
+            if error is not None:
+                io.err(f"touch: {a}: {error}\n")
+                status = 1
+                continue
+            fs.setdefault(full, "")
+            run.mtimes[full] = run.now
     elif prog == "mkdir":
-        sh.run.dirs.update(sh.path(a) for a in args)
+        for a in args:
+            full = sh.path(a)
+            if "p" in flags and run.is_dir(full):
+                continue
+            error = "File exists" if full in fs or run.is_dir(full) else sh.create_error(full)
+            if error == "No such file or directory" and "p" in flags:  # -p makes the parents
+                error = "Read-only file system" if run.read_only(full) else None
+            if error is not None:
+                io.err(f"mkdir: can't create directory '{a}': {error}\n")
+                status = 1
+                continue
+            made = [d for d in (full, *_parents(full)) if not run.is_dir(d)]
+            run.dirs.update(made)
+            run.mtimes.update(dict.fromkeys(made, run.now))
     elif prog in ("rm", "rmdir"):
         for a in args:
             full = sh.path(a)
+            if full in run.links:
+                del run.links[full]
+                continue
             recursive = "r" in flags.lower()
-            directory = full not in fs and sh.run.is_dir(full)
+            directory = full not in fs and run.is_dir(full)
             under = [k for k in fs if k.startswith(full.rstrip("/") + "/")] if recursive else []
             if full not in fs and not under and not directory:
                 if "f" not in flags:
@@ -3152,33 +3214,148 @@ def _c_files(sh: _Shell, argv: list[str], io: _IO) -> Gen:
                 io.err(f"rm: can't remove '{a}': Is a directory\n")
                 status = 1
                 continue
+            if run.read_only(full):
+                io.err(f"{prog}: can't remove '{a}': Read-only file system\n")
+                status = 1
+                continue
             for k in [full, *under]:
                 fs.pop(k, None)
             if directory:
-                sh.run.remove_dir(full)
-    elif prog in ("cp", "mv") and len(args) >= 2:
+                run.remove_dir(full)
+    elif prog in ("cp", "mv", "ln") and len(args) >= 2:
         dest = args[-1]
         for a in args[:-1]:
-            text = sh.read_file(a)
+            target = sh.path(dest + "/" + a.rsplit("/", 1)[-1]) if sh.is_dir(dest) else sh.path(dest)
+            if prog == "ln" and "s" in flags:
+                text: str | None = a
+            else:
+                text = sh.read_file(a)
             if text is None:
-                io.err(f"{prog}: can't stat '{a}': No such file or directory\n")
+                verb = "stat" if prog != "ln" else "create hard link"
+                io.err(f"{prog}: can't {verb} '{a}': No such file or directory\n")
                 status = 1
                 continue
-            target = sh.path(dest + "/" + a.rsplit("/", 1)[-1]) if sh.is_dir(dest) else sh.path(dest)
-            fs[target] = text
+            if prog == "ln" and (target in fs or target in run.links) and "f" not in flags:
+                io.err(f"ln: {target}: File exists\n")
+                status = 1
+                continue
+            error = sh.create_error(target)
+            if error is not None:
+                verb = {"cp": "create", "mv": "rename", "ln": "create link"}[prog]
+                io.err(f"{prog}: can't {verb} '{target if prog != 'mv' else a}': {error}\n")
+                status = 1
+                continue
+            if prog == "ln" and "s" in flags:
+                fs.pop(target, None)
+                run.links[target] = text
+            else:
+                run.links.pop(target, None)
+                fs[target] = text
+            run.mtimes[target] = run.mtimes.get(sh.path(a), run.started_at) if prog == "mv" else run.now
             if prog == "mv":
                 fs.pop(sh.path(a), None)
-    elif prog == "ls":
-        for a in args or ["."]:
-            full = sh.path(a)
-            if full in fs:
-                io.out(a + "\n")
-                continue
-            if not sh.is_dir(a):
-                io.err(f"ls: {a}: No such file or directory\n")
-                status = 1
-                continue
-            io.out("".join(name + "\n" for name in sorted(sh.run.children(full))))
+    return (yield from _done(status))
+
+
+#: Directories whose mode is not ``drwxr-xr-x`` (``ls -l``).
+_DIR_MODES = {"/tmp": "drwxrwxrwt", "/root": "drwx------", "/proc": "dr-xr-xr-x", "/sys": "dr-xr-xr-x"}
+#: Where executables live: their files are ``-rwxr-xr-x`` (so are ``*.sh`` scripts).
+_BIN_DIRS = ("/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin")
+
+
+def _group_name(image: str, gid: int) -> str:
+    """``gid`` as ``ls -l`` shows it: its name in ``image``'s ``/etc/group`` (named as its user,
+    but 65534, busybox's and Debian's ``nogroup``), else the number."""
+    if gid == 65534:
+        return "nobody" if _image_base(image) == "alpine" else "nogroup"
+    return _user_name(image, gid)
+
+
+def _ls_stat(run: Run, full: str) -> tuple[str, int, int, int, int, float, str | None]:
+    """(mode, links, uid, gid, size, mtime, symbolic link's target or None) of the existing ``full``,
+    as ``lstat`` on an overlay file system gives them: image files and the volumes' belong to
+    root, what the container wrote to its user and group (as ``id`` has them); directories are
+    4096 bytes (``/proc`` and ``/sys`` 0) with 2 links plus one per subdirectory."""
+    mtime = run.mtimes.get(full, run.started_at)
+    env = run.program.env
+    uid, gid = 0, 0
+    if full in run.mtimes and isinstance(env, ResolvedEnv):
+        uid, gid = env.uid or 0, env.gid or 0
+    target = run.links.get(full)
+    if target is not None:
+        return "lrwxrwxrwx", 1, uid, gid, len(target.encode()), mtime, target
+    if full in run.fs:
+        executable = full.startswith(tuple(d + "/" for d in _BIN_DIRS)) or full.endswith(".sh")
+        return ("-rwxr-xr-x" if executable else "-rw-r--r--"), 1, uid, gid, len(run.fs[full].encode()), mtime, None
+    subdirs = sum(run.is_dir(full.rstrip("/") + "/" + name) for name in run.children(full))
+    size = 0 if full in ("/proc", "/sys") else 4096
+    return _DIR_MODES.get(full, "drwxr-xr-x"), 2 + subdirs, uid, gid, size, mtime, None
+
+
+def _ls_long(run: Run, name: str, full: str, numeric: bool) -> str:
+    """One line of busybox ``ls -l`` (``display_single``): mode ``%-10s``, links ``%4lu``, user and
+    group ``%-8.8s`` (numbers: ``%-8u``), size ``%9u``, then the mtime as ``ctime`` has it —
+    ``Jan  1 00:00`` within six months, else ``Jan  1  2024`` — and the name (``-> target``)."""
+    mode, nlink, uid, gid, size, mtime, target = _ls_stat(run, full)
+    if numeric:
+        owner = f"{uid:<8} {gid:<8}"
+    else:
+        image = run.program.image
+        owner = f"{_user_name(image, uid)[:8]:<8} {_group_name(image, gid)[:8]:<8}"
+    when, now = run.wall_clock(mtime), run.wall_clock(run.now)
+    age = (now - when).total_seconds()
+    stamp = f"{when:%H:%M}" if -15 * 60 < age < 3600 * 24 * 365 / 2 else f"{when.year:>5}"
+    link = f" -> {target}" if target is not None else ""
+    return f"{mode:<10} {nlink:>4} {owner} {size:>9} {when:%b} {when.day:>2} {stamp} {name}{link}\n"
+
+
+@_command("ls")
+def _c_ls(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    """busybox ``ls``: one name a line (its output is not a terminal); ``-l`` (``-n``: numeric
+    owners) the long format with a ``total`` of 1K blocks per directory; ``-a`` adds ``.``, ``..``
+    and the hidden names, ``-A`` the hidden names; ``-d`` lists directories themselves; ``-1`` is
+    the default. Files named on the command line come first, then each directory (``DIR:`` before
+    it when there are several), as ``ls_main`` orders them."""
+    opts, names = "", []
+    args = argv[1:]
+    while args:
+        a = args.pop(0)
+        if a == "--":
+            names += args
+            break
+        if a.startswith("-") and len(a) > 1:
+            opts += a[1:]
+        else:
+            names.append(a)
+    run, numeric = sh.run, "n" in opts
+    long = "l" in opts or numeric
+
+    def line(name: str, full: str) -> str:
+        return _ls_long(run, name, full, numeric) if long else name + "\n"
+
+    status, files, dirs = 0, [], []
+    for a in names or ["."]:
+        full = sh.path(a)
+        if full not in run.fs and full not in run.links and not run.is_dir(full):
+            io.err(f"ls: {a}: No such file or directory\n")
+            status = 1
+            continue
+        is_dir = run.is_dir(run.resolve(full) if not long else full)
+        (dirs if is_dir and "d" not in opts else files).append((a, full))
+    out = [line(a, full) for a, full in sorted(files)]
+    for a, full in sorted(dirs):
+        if len(names) > 1:
+            out.append(("\n" if out else "") + f"{a}:\n")
+        full = run.resolve(full)
+        entries = sorted(n for n in run.children(full) if not n.startswith(".") or "a" in opts or "A" in opts)
+        if "a" in opts:
+            entries = [".", "..", *entries]
+        paths = [(n, posixpath.normpath(posixpath.join(full, n))) for n in entries]
+        if long:
+            blocks = sum(-(-_ls_stat(run, p)[4] // 4096) * 8 for n, p in paths if p not in run.links)
+            out.append(f"total {(blocks + 1) >> 1}\n")
+        out += [line(n, p) for n, p in paths]
+    io.out("".join(out))
     return (yield from _done(status))
 
 
@@ -3271,16 +3448,156 @@ def _processes(run: Run) -> list[tuple[int, int, str]]:
     return [(1, user, " ".join(argv))]
 
 
+# ---- PID namespaces: what ps sees
+
+_Row = tuple[int, int, str]  # (PID, uid, command line)
+
+#: The PID of a pod's first container in a shared process namespace (``shareProcessNamespace``):
+#: ``/pause`` is PID 1 and the runtime's set-up takes the next ones (upstream's "Share Process
+#: Namespace between Containers in a Pod" shows nginx's master as PID 8, the next container's
+#: ``sh`` right after nginx's worker, and ``ps`` typed into it 6 PIDs after the ``sh``).
+_SHARED_FIRST_PID = 8
+#: How far after its container's first process a process exec'd into it starts at the least
+#: (runc's set-up comes between: ``ps`` exec'd into ``sleep 3600`` is PID 7).
+_EXEC_GAP = 6
+#: The pause image's user (``USER 65535:65535``).
+_PAUSE_UID = 65535
+#: The node's own processes, as a ``hostPID`` container sees them: a kubeadm node with systemd
+#: and containerd (the pods' processes follow, from :data:`_HOST_PODS_FIRST_PID`).
+_NODE_PROCESSES: tuple[_Row, ...] = (
+    (1, 0, "/sbin/init"),
+    (2, 0, "[kthreadd]"),
+    (96, 0, "/lib/systemd/systemd-journald"),
+    (131, 0, "/lib/systemd/systemd-udevd"),
+    (187, 0, "/usr/bin/containerd"),
+    (402, 0, "/usr/bin/kubelet --bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf "
+              "--kubeconfig=/etc/kubernetes/kubelet.conf --config=/var/lib/kubelet/config.yaml "
+              "--container-runtime-endpoint=unix:///run/containerd/containerd.sock"),
+)
+_HOST_PODS_FIRST_PID = 1000
+
+
+def _running_containers(run: Run, pod: Mapping[str, Any], own: bool) -> list[tuple[float, Mapping[str, Any]]]:
+    """(start, spec) of ``pod``'s containers running at the run's now, in the order they started
+    (``status.*ContainerStatuses[].state.running.startedAt``, then the spec's order). ``own``: the
+    pod is the run's, whose container counts from its own start."""
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    epoch = run.wall_clock(0.0)
+    started: dict[str, float] = {}
+    for key in ("initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"):
+        for st in status.get(key) or []:
+            t = parse_timestamp(((st.get("state") or {}).get("running") or {}).get("startedAt"))
+            if t is not None:
+                started[str(st.get("name"))] = (t - epoch).total_seconds()
+    if own:
+        started[run.program.container_name] = run.started_at
+    specs = [c for key in ("initContainers", "containers", "ephemeralContainers") for c in spec.get(key) or []]
+    order = sorted((started[c["name"]], i) for i, c in enumerate(specs)
+                   if c.get("name") in started and started[c["name"]] <= run.now)
+    return [(t, specs[i]) for t, i in order]
+
+
+def _rebuilt_processes(run: Run, pod: Mapping[str, Any], container: Mapping[str, Any], start: float) -> list[_Row]:
+    """:func:`_processes` of another container of ``pod``, started at ``start``, at the run's now:
+    a rebuild of its program (none when it has ended or cannot run)."""
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    try:
+        other = build_program(container, annotations, process_env(container, pod=pod)).start(
+            start, wall_clock=run.wall_clock)
+    except ValueError:
+        return []
+    other.advance(run.now)
+    return [] if other.exited is not None else _processes(other)
+
+
+def _add_containers(run: Run, pod: Mapping[str, Any], members: list[tuple[float, Mapping[str, Any]]],
+                    rows: list[_Row], pid: int) -> tuple[int, int | None]:
+    """Number the processes of ``members`` ((start, spec), in order) into ``rows``: the first
+    container's PID 1 becomes ``pid``, each later one's the PID after the last so far. Returns the
+    next free PID and where the run's own container starts (None: not among them)."""
+    mine = None
+    for start, c in members:
+        own = pod is getattr(run.network, "pod", None) and c.get("name") == run.program.container_name
+        if own:
+            mine = pid
+        procs = _processes(run) if own else _rebuilt_processes(run, pod, c, start)
+        shifted = [(p + pid - 1, u, cmd) for p, u, cmd in procs]
+        rows += shifted
+        pid = max((p for p, _, _ in shifted), default=pid - 1) + 1
+    return pid, mine
+
+
+def _pid_namespace(run: Run) -> tuple[list[_Row], int]:
+    """The processes of the container's PID namespace, by PID, and the PID of its own first process.
+
+    The pod comes from the run's :attr:`Run.network` (``pod``, and ``api`` for the node's other
+    pods); without one the container is alone (PID 1). As on a containerd node:
+
+    * ``shareProcessNamespace``: one namespace for the pod — ``/pause`` (PID 1), then every running
+      container, init, regular and ephemeral, in the order they started;
+    * else each container has its own, which an ephemeral container with ``targetContainerName``
+      joins (``kubectl debug --target``): the target's processes (its PID 1), then the debug
+      containers that target it;
+    * ``hostPID``: the node's — its daemons (:data:`_NODE_PROCESSES`), then each pod of the node,
+      in the order they started: its ``containerd-shim``, ``/pause`` and containers.
+    """
+    net = run.network
+    pod = getattr(net, "pod", None)
+    if not isinstance(pod, Mapping):
+        return _processes(run), 1
+    spec = pod.get("spec") or {}
+    if spec.get("hostPID"):
+        return _host_namespace(run, pod, getattr(net, "api", None))
+    members = _running_containers(run, pod, own=True)
+    rows: list[_Row] = []
+    pid = 1
+    if spec.get("shareProcessNamespace"):
+        rows, pid = [(1, _PAUSE_UID, "/pause")], _SHARED_FIRST_PID
+    else:
+        targets = {c.get("name"): c.get("targetContainerName") for c in spec.get("ephemeralContainers") or []}
+        owner = targets.get(run.program.container_name) or run.program.container_name
+        members = [(t, c) for t, c in members if c.get("name") == owner or targets.get(c.get("name")) == owner]
+    _, mine = _add_containers(run, pod, members, rows, pid)
+    return sorted(rows), mine or 1
+
+
+def _host_namespace(run: Run, pod: Mapping[str, Any], api: Any) -> tuple[list[_Row], int]:
+    """:func:`_pid_namespace` of a ``hostPID`` pod's container: the node's processes."""
+    from .runtime import container_id
+
+    node = (pod.get("spec") or {}).get("nodeName") or ""
+    uid = (pod.get("metadata") or {}).get("uid")
+    pods = api.list("pods", field_selector=f"spec.nodeName={node}")["items"] if api is not None and node else []
+    pods = [pod, *(p for p in pods if (p.get("metadata") or {}).get("uid") != uid)]
+    running = []
+    for p in pods:
+        members = _running_containers(run, p, own=p is pod)
+        if members:
+            meta = p.get("metadata") or {}
+            running.append(((members[0][0], meta.get("namespace") or "", meta.get("name") or ""), p, members))
+    rows, pid, mine = list(_NODE_PROCESSES), _HOST_PODS_FIRST_PID, None
+    for _, p, members in sorted(running, key=lambda e: e[0]):
+        sandbox = container_id(node, (p.get("metadata") or {}).get("uid") or "", "POD", 0)
+        rows += [(pid, 0, f"/usr/bin/containerd-shim-runc-v2 -namespace k8s.io -id {sandbox} "
+                          "-address /run/containerd/containerd.sock"),
+                 (pid + 1, _PAUSE_UID, "/pause")]
+        pid, first = _add_containers(run, p, members, rows, pid + 2)
+        mine = first if first is not None else mine
+    return sorted(rows), mine or 1
+
+
 @_command("ps")
 def _c_ps(sh: _Shell, argv: list[str], io: _IO) -> Gen:
-    """busybox ``ps``: PID, user, CPU time and command line of the container's processes (the model
-    knows PID 1, nginx's workers, the exec'd shell session and ``ps`` itself); options are accepted
-    and ignored."""
+    """busybox ``ps``: PID, user, CPU time and command line of the processes of the container's PID
+    namespace (:func:`_pid_namespace`: its own — PID 1, nginx's workers —, a shared pod's, a debug
+    target's or the node's), then the exec'd shell session and ``ps`` itself; options are
+    accepted and ignored. Users are named as the container's image names them (nginx's ``101``
+    in a busybox container)."""
     run = sh.run
-    rows = _processes(run)
+    rows, first = _pid_namespace(run)
     env = run.program.env
     uid = env.uid if isinstance(env, ResolvedEnv) and env.uid is not None else 0
-    pid = max(7, max(r[0] for r in rows) + 1)  # exec'd processes come after the container's
+    pid = max(first + _EXEC_GAP, max(r[0] for r in rows) + 1)  # exec'd processes come after the namespace's
     if sh.session_arg0:
         rows.append((pid, uid, sh.session_arg0))
         pid += 1
@@ -4863,11 +5180,15 @@ class Mount:
     shared by init and regular containers, a ``hostPath`` on the node). A mount
     whose ``store`` holds exactly ``prefix`` is a single file (``hostPath`` of
     type ``File``, a ``subPath`` naming a key); any other mount is a directory.
+    ``read_only``: writes fail with ``Read-only file system`` (a ``volumeMount`` with
+    ``readOnly: true``; ConfigMap, Secret, downward API and projected volumes, which the
+    kubelet always mounts read-only: both marked by :func:`k8semu.node.volumes.container_mounts`).
     """
 
     path: str
     store: MutableMapping[str, str]
     prefix: str = ""
+    read_only: bool = False
 
 
 class _MountedFS(MutableMapping[str, str]):
@@ -4940,6 +5261,10 @@ class Program:
         image_main / image_defaults: the known image's main program and defaults.
         tree: the image's base file system (:func:`image_tree`), shared by its containers.
         post_start: the ``lifecycle.postStart.exec.command`` hook, or None (see :class:`Run`).
+        read_only_root: ``securityContext.readOnlyRootFilesystem``: writes outside the mounts
+            (and ``/dev``) fail with ``Read-only file system``.
+        mount_dirs: the ``volumeMounts`` paths (without ``subPath``): directories the runtime
+            makes, even when ``mounts`` does not hold their volume.
     """
 
     container_name: str
@@ -4959,6 +5284,8 @@ class Program:
     mounts: tuple[Mount, ...] = ()
     tree: ImageTree = _GENERIC_TREE
     post_start: tuple[str, ...] | None = None
+    read_only_root: bool = False
+    mount_dirs: frozenset[str] = frozenset()
 
     def start(self, now: float, *, wall_clock: Callable[[float], datetime] | None = None,
               stdin: StdinFeed | None = None) -> Run:
@@ -5000,7 +5327,8 @@ def build_program(
         files: initial files of the container's in-memory file system (e.g.
             ConfigMap volume keys, ``/etc/hosts``), path -> text.
         mounts: volumes mounted into the container (:class:`Mount`; the kubelet's
-            ``emptyDir``, ``hostPath``, ConfigMap, Secret and downward API volumes).
+            ``emptyDir``, ``hostPath``, ConfigMap, Secret and downward API volumes). Those at a
+            ``volumeMounts[].mountPath`` with ``readOnly: true`` become read-only.
 
     Raises:
         ValueError: the behaviour script is invalid; the message names the
@@ -5048,12 +5376,16 @@ def build_program(
         source = "annotation"
     hook = ((container.get("lifecycle") or {}).get("postStart") or {}).get("exec") or {}
     post_start = tuple(str(a) for a in hook.get("command") or []) or None
+    volume_mounts = [(posixpath.normpath(str(vm["mountPath"])), vm) for vm in container.get("volumeMounts") or []
+                     if vm.get("mountPath")]
     return Program(
         container_name=name, image=image, argv=tuple(argv), source=source, script=script,
         env=full_env, files=dict(files or {}), declared_ports=frozenset(declared), port_names=ports,
         memory_limit=_limit(container, "memory"), cpu_limit=_limit(container, "cpu"),
         stdin=bool(container.get("stdin")), image_main=known.main if known else None, image_defaults=known,
         mounts=tuple(mounts), tree=image_tree(image), post_start=post_start,
+        read_only_root=bool((container.get("securityContext") or {}).get("readOnlyRootFilesystem")),
+        mount_dirs=frozenset(path for path, vm in volume_mounts if not vm.get("subPath") and not vm.get("subPathExpr")),
     )
 
 
@@ -5085,6 +5417,8 @@ class Run:
         #: (``[]``: no such name; raises ``TimeoutError`` when the query is dropped) and
         #: ``http(ip, port, method, target, host) -> HTTPAnswer | bytes`` (bytes: what a server that
         #: does not speak HTTP sends back), raising ``ConnectionRefusedError`` or ``TimeoutError``.
+        #: Its ``pod`` (the pod's object) and ``api`` (to list the node's pods) tell ``ps`` which
+        #: processes share the container's PID namespace (:func:`_pid_namespace`).
         self.network: Any = None
         #: (path, text; None for a directory) of what ``tar x`` wrote, in order (``kubectl cp``)
         self.extracted: list[tuple[str, str | None]] = []
@@ -5096,7 +5430,13 @@ class Run:
         layered: MutableMapping[str, str] = _LayeredFS(self.tree.files, own) if self.tree.files else own
         self.fs: MutableMapping[str, str] = _MountedFS(layered, program.mounts) if program.mounts else layered
         self.dirs: set[str] = {m.path for m in program.mounts if m.prefix not in m.store}
+        self.dirs.update(program.mount_dirs.difference(m.path for m in program.mounts))
         self.removed_dirs: set[str] | None = None  # base-tree directories removed (rm -r), with what is under them
+        #: when the container's processes last wrote a path (virtual seconds; ``ls -l``): the others
+        #: show the container's start
+        self.mtimes: dict[str, float] = {}
+        #: symbolic links the container's processes made (``ln -s``): path -> target as written
+        self.links: dict[str, str] = {}
         #: the postStart hook's (exit status, combined output, end time) once it has ended
         self.post_start_result: tuple[int, str, float] | None = None
         self.entrypoint_ran = False  # the image's docker-entrypoint.sh configured the server (nginx PIDs)
@@ -5264,11 +5604,29 @@ class Run:
                 yield d
 
     def children(self, path: str) -> set[str]:
-        """The names in the directory ``path`` (files and directories)."""
+        """The names in the directory ``path`` (files, directories and symbolic links)."""
         prefix = path.rstrip("/") + "/"
         cut = len(prefix)
-        return {k[cut:].split("/", 1)[0] for k in [*self.fs, *self.visible_dirs()]
+        return {k[cut:].split("/", 1)[0] for k in [*self.fs, *self.visible_dirs(), *self.links]
                 if k.startswith(prefix) and len(k) > cut}
+
+    def resolve(self, path: str) -> str:
+        """The absolute ``path`` with the symbolic links (:attr:`links`) it names followed (at most 8)."""
+        for _ in range(8):
+            target = self.links.get(path)
+            if target is None:
+                break
+            path = posixpath.normpath(target if target.startswith("/") else posixpath.dirname(path) + "/" + target)
+        return path
+
+    def read_only(self, path: str) -> bool:
+        """Whether the absolute ``path`` is on a read-only file system: a read-only :class:`Mount`
+        (the deepest holding it), else the root file system when ``readOnlyRootFilesystem`` is set
+        (``/dev``, a tmpfs of the runtime's, stays writable)."""
+        mounts = [m for m in self.program.mounts if path == m.path or path.startswith(m.path.rstrip("/") + "/")]
+        if mounts:
+            return max(mounts, key=lambda m: len(m.path)).read_only
+        return self.program.read_only_root and not path.startswith("/dev/")
 
     def remove_dir(self, path: str) -> None:
         """``rm -r`` of a directory: its own and the image's directories at and under ``path`` go."""

@@ -47,7 +47,8 @@ do, as far as a container can tell (v1.33):
   kubelet and containerd skip theirs). Without a pod IP there is no
   ``/etc/hosts`` mount (upstream: ``len(podIPs) > 0``).
 
-Not modelled: read-only enforcement, file modes and owners, the atomic
+Mounts are read-only where the kubelet makes them so (a ``readOnly`` volumeMount; configMap,
+secret, downwardAPI and projected volumes always). Not modelled: file modes and owners, the atomic
 writer's ``..data`` links, ``clusterTrustBundle`` projections (treated as
 empty), volume sizes and ``emptyDir.sizeLimit`` evictions.
 
@@ -531,6 +532,10 @@ class PodVolumes:
         return store
 
 
+#: volume sources the kubelet always mounts read-only (writes: ``Read-only file system``)
+_READ_ONLY_SOURCES = ("configMap", "secret", "downwardAPI", "projected")
+
+
 def container_mounts(pod: Mapping[str, Any], container: Mapping[str, Any], stores: Mapping[str, dict[str, str]],
                      host: HostFiles, env: Mapping[str, str] | None = None) -> list[Mount]:
     """The container's ``volumeMounts`` as :class:`~k8semu.node.behaviour.Mount` values over the
@@ -560,7 +565,9 @@ def container_mounts(pod: Mapping[str, Any], container: Mapping[str, Any], store
             prefix = ""
         if sub:
             prefix = prefix + _norm(sub)
-        out.append(Mount(path, store, prefix))
+        # the kubelet mounts these read-only whatever the volumeMount says (since 1.10)
+        always_ro = any(v.get(k) is not None for k in _READ_ONLY_SOURCES)
+        out.append(Mount(path, store, prefix, read_only=always_ro or bool(vm.get("readOnly"))))
     sandbox = stores.get(SANDBOX_STORE)
     if sandbox is not None:
         out.extend(Mount(p, sandbox, p) for p in SANDBOX_FILES if p in sandbox and p not in taken)

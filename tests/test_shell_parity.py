@@ -1,0 +1,308 @@
+"""What a user sees of busybox in emulated containers, as on a Kubernetes 1.33 node with containerd:
+``ps`` in a shared process namespace (``shareProcessNamespace``), in a debug container that targets
+another (``kubectl debug --target``) and with ``hostPID``; ``ls -l`` in busybox's long format; and
+ash's errors for redirects into a missing directory or a read-only file system."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+from datetime import datetime, timedelta
+
+import pytest
+from conftest import Kubectl
+
+from k8semu.cli.main import main
+from k8semu.node import behaviour
+from k8semu.node.behaviour import Mount, build_program
+
+PODS = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: nginx}
+spec:
+  shareProcessNamespace: true
+  containers:
+  - {name: nginx, image: "nginx:1.29"}
+  - name: shell
+    image: "busybox:1.28"
+    securityContext: {capabilities: {add: [SYS_PTRACE]}}
+    stdin: true
+    tty: true
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  containers:
+  - {name: web, image: "nginx:1.30-alpine"}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: node-debugger}
+spec:
+  hostPID: true
+  containers:
+  - {name: debugger, image: "busybox:1.37", command: [sleep, "3600"]}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cfg}
+data: {key: "hello\\n"}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: box}
+spec:
+  containers:
+  - name: main
+    image: "busybox:1.37"
+    command: [sleep, "3600"]
+    volumeMounts: [{name: cfg, mountPath: /etc/config}, {name: scratch, mountPath: /scratch}]
+  volumes: [{name: cfg, configMap: {name: cfg}}, {name: scratch, emptyDir: {}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: locked}
+spec:
+  securityContext: {runAsUser: 65534}
+  containers:
+  - name: main
+    image: "busybox:1.37"
+    command: [sleep, "3600"]
+    securityContext: {readOnlyRootFilesystem: true}
+    volumeMounts: [{name: scratch, mountPath: /scratch}]
+  volumes: [{name: scratch, emptyDir: {}}]
+"""
+
+HEADER = "PID   USER     TIME  COMMAND"
+
+
+@pytest.fixture(scope="module")
+def cluster_file(tmp_path_factory):
+    """One worker with PODS applied and 60 s of virtual time run."""
+    path = tmp_path_factory.mktemp("shell") / "cluster.log"
+    manifest = path.parent / "pods.yaml"
+    manifest.write_text(PODS)
+    with contextlib.redirect_stdout(None), contextlib.redirect_stderr(None):
+        assert main(["--cluster", str(path), "cluster", "create", "--nodes", "1", "--bare"]) == 0
+        assert main(["--cluster", str(path), "apply", "-f", str(manifest), "--for", "60s", "-q"]) == 0
+    return path
+
+
+@pytest.fixture
+def k(cluster_file, tmp_path, capsys):
+    path = tmp_path / "cluster.log"
+    shutil.copy(cluster_file, path)
+    return Kubectl(path, capsys)
+
+
+def _stamp(when: datetime) -> str:
+    """busybox ``ls -l``'s time of a recent file (``ctime()``'s ``Mmm dd hh:mm``)."""
+    return f"{when:%b} {when.day:>2} {when:%H:%M}"
+
+
+def _now(k: Kubectl) -> datetime:
+    """The cluster's wall clock now: what an exec's ``ls -l`` shows for what it writes."""
+    c = k.api()
+    try:
+        return c.api.epoch + timedelta(seconds=c.time)
+    finally:
+        c.close()
+
+
+def _started(k: Kubectl, pod: str) -> datetime:
+    p = next(p for p in k.objects("pods") if p["metadata"]["name"] == pod)
+    stamp = p["status"]["containerStatuses"][0]["state"]["running"]["startedAt"]
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+
+def _exec(run, argv) -> tuple[int, str, str]:
+    """Exec ``argv`` in a bare run (no cluster): (status, stdout, stderr)."""
+    out: list[str] = []
+    err: list[str] = []
+    gen = behaviour.exec_command(run, list(argv), out.append, err.append)
+    try:
+        while True:
+            next(gen)
+    except StopIteration as stop:
+        return int(stop.value or 0), "".join(out), "".join(err)
+
+
+# --------------------------------------------------------------------------- 1. ps and PID namespaces
+
+
+def test_ps_in_a_shared_process_namespace_lists_every_container(k):
+    # upstream's "Share Process Namespace between Containers in a Pod": /pause is PID 1, nginx's
+    # master 8, its workers run as 101 (no such user in busybox), then the shell container
+    assert k("exec", "nginx", "-c", "shell", "--", "ps", "ax") == (0, [
+        HEADER,
+        "    1 65535     0:00 /pause",
+        "    8 root      0:00 nginx: master process nginx -g daemon off;",
+        "   36 101       0:00 nginx: worker process",
+        "   37 101       0:00 nginx: worker process",
+        "   38 root      0:00 sh",
+        "   44 root      0:00 ps ax"], [])
+
+
+def test_ps_in_a_debug_container_sees_its_targets_processes(k):
+    debugger = {"name": "debugger", "image": "busybox:1.37", "command": ["sh"], "stdin": True, "tty": True,
+                "targetContainerName": "web"}
+    patch = json.dumps({"spec": {"ephemeralContainers": [debugger]}})
+    assert k("patch", "pod", "web", "--subresource", "ephemeralcontainers", "-p", patch)[0] == 0
+    assert k("advance", "20s")[0] == 0
+    # kubectl debug -it web --image=busybox --target=web: the target's entrypoint is PID 1, no /pause
+    assert k("exec", "web", "-c", "debugger", "--", "ps") == (0, [
+        HEADER,
+        "    1 root      0:00 nginx: master process nginx -g daemon off;",
+        "   30 101       0:00 nginx: worker process",
+        "   31 101       0:00 nginx: worker process",
+        "   32 root      0:00 sh",
+        "   38 root      0:00 ps"], [])
+    # the target sees the debugger's shell too (nginx:alpine has busybox, and a user nginx)
+    assert k("exec", "web", "-c", "web", "--", "ps")[1][1:] == [
+        "    1 root      0:00 nginx: master process nginx -g daemon off;",
+        "   30 nginx     0:00 nginx: worker process",
+        "   31 nginx     0:00 nginx: worker process",
+        "   32 root      0:00 sh",
+        "   33 root      0:00 ps"]
+
+
+def test_ps_without_a_shared_namespace_is_the_containers_own(k):
+    assert k("exec", "box", "--", "ps") == (0, [HEADER, "    1 root      0:00 sleep 3600",
+                                               "    7 root      0:00 ps"], [])
+
+
+def test_ps_with_host_pid_lists_the_nodes_processes(k):
+    rc, out, err = k("exec", "node-debugger", "--", "ps")
+    assert (rc, err) == (0, [])
+    assert out[:7] == [
+        HEADER,
+        "    1 root      0:00 /sbin/init",
+        "    2 root      0:00 [kthreadd]",
+        "   96 root      0:00 /lib/systemd/systemd-journald",
+        "  131 root      0:00 /lib/systemd/systemd-udevd",
+        "  187 root      0:00 /usr/bin/containerd",
+        "  402 root      0:00 /usr/bin/kubelet --bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf "
+        "--kubeconfig=/etc/kubernetes/kubelet.conf --config=/var/lib/kubelet/config.yaml "
+        "--container-runtime-endpoint=unix:///run/containerd/containerd.sock"]
+    pids = [int(line.split()[0]) for line in out[1:]]
+    assert pids == sorted(set(pids))
+    commands = [line[21:] for line in out[1:]]
+    # each of the node's 5 pods: its shim, /pause (as the pause image's user), its containers
+    shims = [c for c in commands if c.startswith("/usr/bin/containerd-shim-runc-v2 -namespace k8s.io -id ")]
+    assert len(shims) == 5 and all(c.endswith(" -address /run/containerd/containerd.sock") for c in shims)
+    assert sum(line.endswith(" 65535     0:00 /pause") for line in out) == 5
+    assert commands.count("sleep 3600") == 3 and commands.count("nginx: worker process") == 4
+    assert " nobody    0:00 sleep 3600" in "\n".join(out)  # the pod that runs as 65534
+    assert out[-1].endswith(" root      0:00 ps") and "1000 root      0:00 /usr/bin/containerd-shim" in out[7]
+    assert k("exec", "node-debugger", "--", "ps") == (rc, out, err)  # deterministic
+
+
+def test_ps_of_a_run_without_a_pod_is_alone_in_its_namespace():
+    run = build_program({"name": "c", "image": "busybox:1.37", "command": ["sleep", "9"]}).start(0.0)
+    assert _exec(run, ["ps"])[1].splitlines() == [HEADER, "    1 root      0:00 sleep 9", "    7 root      0:00 ps"]
+
+
+# --------------------------------------------------------------------------- 2. ls
+
+
+def test_ls_long_format_as_busybox(k):
+    now, started = _stamp(_now(k)), _stamp(_started(k, "box"))
+    script = ("cd /scratch && echo 'hello world' > greeting && mkdir sub && ln -s greeting link && touch .hidden"
+              " && ls -l && ls -la sub && ls -1 && ls -A && ls -ld . sub greeting && cat link && ls -l /etc/config")
+    rc, out, err = k("exec", "box", "--", "sh", "-c", script)
+    assert (rc, err) == (0, [])
+    assert out == [
+        "total 8",
+        f"-rw-r--r--    1 root     root            12 {now} greeting",
+        f"lrwxrwxrwx    1 root     root             8 {now} link -> greeting",
+        f"drwxr-xr-x    2 root     root          4096 {now} sub",
+        "total 8",
+        f"drwxr-xr-x    2 root     root          4096 {now} .",
+        f"drwxr-xr-x    3 root     root          4096 {started} ..",
+        "greeting", "link", "sub",
+        ".hidden", "greeting", "link", "sub",
+        f"drwxr-xr-x    3 root     root          4096 {started} .",
+        f"-rw-r--r--    1 root     root            12 {now} greeting",
+        f"drwxr-xr-x    2 root     root          4096 {now} sub",
+        "hello world",
+        "total 4",
+        f"-rw-r--r--    1 root     root             6 {started} key"]
+
+
+def test_ls_lists_files_then_directories_and_reports_missing_ones(k):
+    assert k("exec", "box", "--", "ls", "/scratch", "/etc/config/key", "/nope", "/etc/config") == (1, [
+        "/etc/config/key", "", "/etc/config:", "key", "", "/scratch:"], [
+        "ls: /nope: No such file or directory", "command terminated with exit code 1"])
+    rc, out, _ = k("exec", "box", "--", "ls", "-l", "/")
+    started = _stamp(_started(k, "box"))
+    assert out[0] == "total 44" and f"drwxrwxrwt    2 root     root          4096 {started} tmp" in out
+    assert any(line.startswith("drwx------    2 root     root ") and line.endswith(" root") for line in out)
+    assert any(line.startswith("dr-xr-xr-x    2 root     root             0 ") and line.endswith(" proc")
+               for line in out)
+
+
+def test_ls_shows_the_owner_of_what_a_non_root_container_wrote(k):
+    rc, out, err = k("exec", "locked", "--", "sh", "-c", "echo a > /scratch/f; ls -l /scratch; ls -ln /scratch")
+    now = _stamp(_now(k))
+    assert (rc, err) == (0, [])
+    # its group as id has it (gid=0(root): no runAsGroup)
+    assert out == ["total 4", f"-rw-r--r--    1 nobody   root             2 {now} f",
+                   "total 4", f"-rw-r--r--    1 65534    0                2 {now} f"]
+
+
+def test_ls_shows_the_year_of_a_file_older_than_six_months():
+    run = build_program({"name": "c", "image": "busybox:1.37", "command": ["sleep", "inf"]}).start(0.0)
+    run.advance(200 * 86400.0)
+    assert _exec(run, ["sh", "-c", "echo x > /tmp/new; ls -l /etc/hosts /tmp/new"]) == (0, (
+        "-rw-r--r--    1 root     root           183 Jan  1  2025 /etc/hosts\n"
+        "-rw-r--r--    1 root     root             2 Jul 20 00:00 /tmp/new\n"), "")
+
+
+# --------------------------------------------------------------------------- 3. redirects
+
+
+def test_a_redirect_into_a_missing_directory_fails_as_ash(k):
+    script = ("echo x > /nope/file; echo \"status $?\"; echo x >> /nope/file; echo \"status $?\"; "
+              "cat < /nope; echo \"status $?\"; echo x > /tmp; echo \"status $?\"; ls /nope")
+    assert k("exec", "box", "--", "sh", "-c", script) == (1, ["status 1"] * 4, [
+        "sh: can't create /nope/file: nonexistent directory",
+        "sh: can't create /nope/file: nonexistent directory",
+        "sh: can't open /nope: no such file",
+        "sh: can't create /tmp: Is a directory",
+        "ls: /nope: No such file or directory",
+        "command terminated with exit code 1"])
+    assert k("exec", "box", "--", "sh", "-c", "echo x > /nope/file") == (1, [], [
+        "sh: can't create /nope/file: nonexistent directory", "command terminated with exit code 1"])
+
+
+def test_writes_into_read_only_file_systems_fail(k):
+    # a ConfigMap volume: read-only although its volumeMount does not say so
+    assert k("exec", "box", "--", "sh", "-c", "echo x > /etc/config/key; echo $?; cat /etc/config/key") == (
+        0, ["1", "hello"], ["sh: can't create /etc/config/key: Read-only file system"])
+    # readOnlyRootFilesystem: the root fails, the emptyDir and /dev/termination-log do not
+    script = ("echo x > /tmp/f; echo $?; echo x >> /scratch/f; echo $?; echo bye > /dev/termination-log; echo $?; "
+              "touch /etc/x; mkdir /opt")
+    assert k("exec", "locked", "--", "sh", "-c", script) == (1, ["1", "0", "0"], [
+        "sh: can't create /tmp/f: Read-only file system", "touch: /etc/x: Read-only file system",
+        "mkdir: can't create directory '/opt': Read-only file system", "command terminated with exit code 1"])
+
+
+def test_a_read_only_mount_refuses_writes():
+    """ConfigMap, Secret, downward API and projected volumes are mounted read-only whatever the
+    volumeMount says: the kubelet marks their :class:`Mount` read-only."""
+    store = {"/key": "v\n"}
+    run = build_program({"name": "c", "image": "busybox:1.37", "command": ["sleep", "inf"]},
+                        mounts=[Mount("/etc/config", store, read_only=True)]).start(0.0)
+    assert _exec(run, ["sh", "-c", "echo x >> /etc/config/key; rm /etc/config/key; cat /etc/config/key"]) == (
+        0, "v\n", "sh: can't create /etc/config/key: Read-only file system\n"
+                  "rm: can't remove '/etc/config/key': Read-only file system\n")
+    assert store == {"/key": "v\n"}
+
+
+def test_an_unknown_image_writes_where_its_program_wants():
+    """The model does not know an unknown image's directories: writing into one is not refused."""
+    run = build_program({"name": "c", "image": "registry.example.org/app:1", "command": ["sleep", "inf"]}).start(0.0)
+    assert _exec(run, ["sh", "-c", "echo x > /app/data.txt; cat /app/data.txt"]) == (0, "x\n", "")
