@@ -255,7 +255,9 @@ def run_cluster(cluster: Any, body: Callable[[Runtime], Awaitable[T]],
     # The cluster's objects are JSON dicts, acyclic and long-lived: with the default
     # thresholds the cyclic collector's full passes over them took ~20 % of the CPU of a
     # 400-pod apply; collecting less often saves ~10 % (reference counting still frees
-    # every acyclic object at once).
+    # every acyclic object at once). A young collection every 50,000 allocations rather than
+    # 10,000 halves what is left (~1 s of a 2,000-pod apply's ~15 s of CPU to ~0.5 s) at
+    # the same peak memory.
     thresholds = gc.get_threshold()
     gc.set_threshold(*_GC_THRESHOLDS)
     try:
@@ -265,4 +267,4 @@ def run_cluster(cluster: Any, body: Callable[[Runtime], Awaitable[T]],
 
 
 #: gen0 allocations, gen0 runs per gen1, gen1 runs per full collection (CPython: 700, 10, 10)
-_GC_THRESHOLDS = (10_000, 20, 100)
+_GC_THRESHOLDS = (50_000, 20, 100)
