@@ -53,16 +53,23 @@ class ImageLocality:
         wanted = [(name, snapshot.image_num_nodes.get(name, 0) / total_nodes)
                   for name in (normalized_image_name(c.get("image") or "") for c in containers)]
         n = len(containers)
+        names = [name for name, _ in wanted]
+        # nodes whose copies of the wanted images have the same sizes score the same (most
+        # nodes of a cluster hold the same images): each distinct combination is scored once
+        by_sizes: dict[tuple, int] = {}
         out = []
         for ni in nodes:
             images = ni.images
             if not images:
                 out.append(0)
                 continue
-            s = 0
-            for name, spread in wanted:
-                size = images.get(name)
-                if size is not None:
-                    s += int(size * spread)
-            out.append(calculate_priority(s, n))
+            sizes = tuple(map(images.get, names))
+            score = by_sizes.get(sizes)
+            if score is None:
+                s = 0
+                for size, (_, spread) in zip(sizes, wanted):
+                    if size is not None:
+                        s += int(size * spread)
+                score = by_sizes[sizes] = calculate_priority(s, n)
+            out.append(score)
         return out
