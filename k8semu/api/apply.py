@@ -506,7 +506,10 @@ def track_update(
             managers[ident] = entry._replace(fields=fields)
     if changed:
         prev = managers.get(me)
-        fields = changed | (prev.fields if prev else frozenset())
+        if prev is not None and changed <= prev.fields:
+            fields = prev.fields  # the same object: its FieldsV1 is found by identity
+        else:
+            fields = changed | (prev.fields if prev else frozenset())
         managers[me] = _Entry(fields, api_version, time)
     if managers == original:
         return _with_managed(new, source)
