@@ -1777,6 +1777,536 @@ def _zero() -> Any:
     return parse_quantity("0")
 
 
+# ---------------------------------------------------------------------------- persistent volumes
+
+#: ``PersistentVolumeSource`` members in the order ``ValidatePersistentVolumeSpec`` checks them,
+#: with the path its "more than 1 volume type" error names (upstream spells cephfs ``cephFS``
+#: there) and the path its per-source checks use (upstream's GCE one is ``persistentDisk``).
+_PV_SOURCES: tuple[tuple[str, str, str], ...] = (
+    ("hostPath", "hostPath", "hostPath"),
+    ("gcePersistentDisk", "gcePersistentDisk", "persistentDisk"),
+    ("awsElasticBlockStore", "awsElasticBlockStore", "awsElasticBlockStore"),
+    ("glusterfs", "glusterfs", "glusterfs"),
+    ("flocker", "flocker", "flocker"),
+    ("nfs", "nfs", "nfs"),
+    ("rbd", "rbd", "rbd"),
+    ("quobyte", "quobyte", "quobyte"),
+    ("cephfs", "cephFS", "cephfs"),
+    ("iscsi", "iscsi", "iscsi"),
+    ("cinder", "cinder", "cinder"),
+    ("fc", "fc", "fc"),
+    ("flexVolume", "flexVolume", "flexVolume"),
+    ("azureFile", "azureFile", "azureFile"),
+    ("vsphereVolume", "vsphereVolume", "vsphereVolume"),
+    ("photonPersistentDisk", "photonPersistentDisk", "photonPersistentDisk"),
+    ("portworxVolume", "portworxVolume", "portworxVolume"),
+    ("azureDisk", "azureDisk", "azureDisk"),
+    ("scaleIO", "scaleIO", "scaleIO"),
+    ("local", "local", "local"),
+    ("storageos", "storageos", "storageos"),
+    ("csi", "csi", "csi"),
+)
+_PV_SOURCE_KEYS = tuple(k for k, _, _ in _PV_SOURCES)
+_RECLAIM_POLICIES = ["Delete", "Recycle", "Retain"]
+_VOLUME_MODES = ["Block", "Filesystem"]
+_MOUNT_OPTIONS_ANNOTATION = "volume.beta.kubernetes.io/mount-options"
+#: the sources ``checkMountOption`` (pkg/volume/validation) lets carry the beta mount-options annotation
+_MOUNT_OPTION_SOURCES = ("gcePersistentDisk", "awsElasticBlockStore", "glusterfs", "nfs", "rbd", "quobyte",
+                         "iscsi", "cinder", "cephfs", "azureFile", "vsphereVolume", "azureDisk",
+                         "photonPersistentDisk")
+PD_PARTITION_MSG = "must be between 1 and 255, inclusive"
+PV_SOURCE_UPDATE_MSG = "spec.persistentvolumesource is immutable after creation"
+_GO_PTR = "0xc000a1b2c0"  # upstream prints a heap address here; any fixed one stands in for it
+
+
+def _path_no_backsteps(errs: list[FieldError], value: str, path: str) -> None:
+    """``validatePathNoBacksteps``: one error for any ``..`` element."""
+    if ".." in value.replace("\\", "/").split("/"):
+        errs.append(FieldError.invalid(path, value, "must not contain '..'"))
+
+
+def _go_quantity(value: Any) -> str:
+    """``%#v`` of the ``resource.Quantity`` that ``ParseQuantity(value)`` returns: its int64 fast
+    path (``i``, plus ``s`` when the text is already canonical) or the ``inf.Dec`` slow path."""
+    from k8semu.api import quantity as qty
+
+    text = str(value) if _is_int(value) else value
+    empty_dec = "d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}"
+
+    def fast(v: int, scale: int, s: str, fmt: str) -> str:
+        return (f"resource.Quantity{{i:resource.int64Amount{{value:{v}, scale:{scale}}}, {empty_dec}, "
+                f"s:{_q(s)}, Format:{_q(fmt)}}}")
+
+    if text == "0":
+        return fast(0, 0, "0", qty.DECIMAL_SI)
+    try:
+        positive, _value, num, denom, suffix = qty._scan(text)
+        base, exponent, fmt = qty._interpret(suffix)
+        shifted = num + denom
+        if qty._takes_fast_path(num, denom, base, exponent):
+            mantissa = 1 << exponent if base == 2 else 1
+            scale = 0 if base == 2 else exponent - len(denom)
+            result = int(shifted) * mantissa
+            if result <= 2**63 - 1:
+                result = result if positive else -result
+                if base == 2:
+                    canonical = exponent % 10 == 0 and int(shifted) & 7 != 0
+                else:
+                    canonical = scale % 3 == 0 and not shifted.endswith("000") and shifted[0] != "0"
+                return fast(result, scale, text if canonical else "", fmt)
+        q = qty.parse_quantity(text)
+        fmt = q.format
+    except (ValueError, TypeError):
+        fmt = qty.DECIMAL_SI
+    return (f"resource.Quantity{{i:resource.int64Amount{{value:0, scale:0}}, "
+            f"d:resource.infDecAmount{{Dec:(*inf.Dec)({_GO_PTR})}}, s:\"\", Format:{_q(fmt)}}}")
+
+
+def _go_resource_list(rl: Any) -> GoValue:
+    if not rl:
+        return GoValue(rl, "core.ResourceList(nil)" if rl is None else "core.ResourceList{}")
+    inner = ", ".join(f"{_q(k)}:{_go_quantity(v)}" for k, v in sorted(rl.items()))
+    return GoValue(rl, "core.ResourceList{" + inner + "}")
+
+
+def _go_volume_node_affinity(na: Any) -> Any:
+    if na is None:
+        return None  # a nil pointer: "null"
+    req = "nil" if na.get("required") is None else _GO_PTR
+    return GoValue(na, f"core.VolumeNodeAffinity{{Required:(*core.NodeSelector)({req})}}")
+
+
+def _node_selector_requirement(errs: list[FieldError], rq: dict, path: str, allow_invalid_values: bool) -> None:
+    """``ValidateNodeSelectorRequirement`` (1.33: values are label values in required terms)."""
+    op, values = rq.get("operator") or "", rq.get("values") or []
+    if op in ("In", "NotIn"):
+        if not values:
+            errs.append(FieldError.required(_child(path, "values"),
+                                            "must be specified when `operator` is 'In' or 'NotIn'"))
+    elif op in ("Exists", "DoesNotExist"):
+        if values:
+            errs.append(FieldError.forbidden(_child(path, "values"),
+                                             "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+    elif op in ("Gt", "Lt"):
+        if len(values) != 1:
+            errs.append(FieldError.required(_child(path, "values"),
+                                            "must be specified single value when `operator` is 'Lt' or 'Gt'"))
+    else:
+        errs.append(FieldError.invalid(_child(path, "operator"), op, "not a valid selector operator"))
+    key = str(rq.get("key") or "")
+    _check(errs, _child(path, "key"), key, is_qualified_name(key))
+    if not allow_invalid_values:
+        for i, v in enumerate(values):
+            v = "" if v is None else str(v)
+            _check(errs, _idx(_child(path, "values"), i), v, is_label_value(v))
+
+
+def _node_field_selector_requirement(errs: list[FieldError], rq: dict, path: str) -> None:
+    """``ValidateNodeFieldSelectorRequirement``: ``metadata.name In|NotIn [one node name]``."""
+    op, values = rq.get("operator") or "", rq.get("values") or []
+    if op in ("In", "NotIn"):
+        if len(values) != 1:
+            errs.append(FieldError.required(
+                _child(path, "values"),
+                "must be only one value when `operator` is 'In' or 'NotIn' for node field selector"))
+    else:
+        errs.append(FieldError.invalid(_child(path, "operator"), op, "not a valid selector operator"))
+    key = rq.get("key") or ""
+    if key != "metadata.name":
+        errs.append(FieldError.invalid(_child(path, "key"), key, "not a valid field selector key"))
+    else:
+        for i, v in enumerate(values):
+            v = "" if v is None else str(v)
+            _check(errs, _idx(_child(path, "values"), i), v, is_dns1123_subdomain(v))
+
+
+def _validate_node_selector(errs: list[FieldError], ns: dict, path: str, allow_invalid_values: bool) -> None:
+    """``ValidateNodeSelector`` / ``ValidateNodeSelectorTerm``."""
+    terms_path = _child(path, "nodeSelectorTerms")
+    terms = ns.get("nodeSelectorTerms") or []
+    if not terms:
+        errs.append(FieldError.required(terms_path, "must have at least one node selector term"))
+        return
+    for i, term in enumerate(terms):
+        tpath = _idx(terms_path, i)
+        term = term or {}
+        for j, rq in enumerate(term.get("matchExpressions") or ()):
+            _node_selector_requirement(errs, rq or {}, _idx(_child(tpath, "matchExpressions"), j),
+                                       allow_invalid_values)
+        for j, rq in enumerate(term.get("matchFields") or ()):
+            _node_field_selector_requirement(errs, rq or {}, _idx(_child(tpath, "matchFields"), j))
+
+
+def _has_invalid_label_value_in_terms(spec: dict) -> bool:
+    """``helper.HasInvalidLabelValueInNodeSelectorTerms`` of a PV's required node affinity."""
+    required = (spec.get("nodeAffinity") or {}).get("required") or {}
+    for term in required.get("nodeSelectorTerms") or ():
+        for rq in (term or {}).get("matchExpressions") or ():
+            for v in (rq or {}).get("values") or ():
+                if is_label_value("" if v is None else str(v)):
+                    return True
+    return False
+
+
+def _pv_secret_ref(errs: list[FieldError], ref: dict, path: str) -> None:
+    """``validatePVSecretReference``."""
+    name, ns = ref.get("name") or "", ref.get("namespace") or ""
+    if not name:
+        errs.append(FieldError.required(_child(path, "name")))
+    else:
+        _check(errs, _child(path, "name"), name, is_dns1123_subdomain(name))
+    if not ns:
+        errs.append(FieldError.required(_child(path, "namespace")))
+    else:
+        _check(errs, _child(path, "namespace"), ns, is_dns1123_label(ns))
+
+
+def _pv_source_errors(errs: list[FieldError], key: str, src: dict, path: str) -> None:
+    """The per-source checks of ``ValidatePersistentVolumeSpec`` (see :func:`_validate_pv_spec`)."""
+    def required(*fields: str) -> None:
+        for f in fields:
+            if not src.get(f):
+                errs.append(FieldError.required(_child(path, f)))
+
+    def partition() -> None:
+        p = src.get("partition")
+        if _is_int(p) and not 0 <= p <= 255:
+            errs.append(FieldError.invalid(_child(path, "partition"), p, PD_PARTITION_MSG))
+
+    if key == "hostPath":
+        p = src.get("path") or ""
+        if not p:
+            errs.append(FieldError.required(_child(path, "path")))
+            return
+        _path_no_backsteps(errs, p, _child(path, "path"))
+        t = src.get("type")
+        if t is not None and t not in _HOST_PATH_TYPES:
+            errs.append(FieldError.not_supported(_child(path, "type"), t, list(_HOST_PATH_TYPES)))
+    elif key == "local":
+        p = src.get("path") or ""
+        if not p:
+            errs.append(FieldError.required(_child(path, "path")))
+            return
+        _path_no_backsteps(errs, p, _child(path, "path"))
+    elif key == "nfs":
+        required("server", "path")
+        p = src.get("path") or ""
+        if not p.startswith("/"):
+            errs.append(FieldError.invalid(_child(path, "path"), p, "must be an absolute path"))
+    elif key == "csi":
+        driver = src.get("driver") or ""
+        dpath = _child(path, "driver")
+        if not driver:
+            errs.append(FieldError.required(dpath))
+        if len(driver) > 63:
+            errs.append(FieldError("FieldValueTooLong", dpath, "may not be more than 63 bytes", ""))
+        _check(errs, dpath, driver, is_dns1123_subdomain(driver.lower()))
+        required("volumeHandle")
+        for ref in ("controllerPublishSecretRef", "controllerExpandSecretRef", "nodePublishSecretRef",
+                    "nodeExpandSecretRef"):
+            if src.get(ref) is not None:
+                _pv_secret_ref(errs, src.get(ref) or {}, _child(path, ref))
+    elif key in ("gcePersistentDisk", "awsElasticBlockStore"):
+        required("pdName" if key == "gcePersistentDisk" else "volumeID")
+        partition()
+    elif key == "glusterfs":
+        required("endpoints", "path")
+        ens = src.get("endpointsNamespace")
+        if ens is not None:
+            epath = _child(path, "endpointsNamespace")
+            if ens == "":
+                errs.append(FieldError.invalid(
+                    epath, ens, "if the endpointnamespace is set, it must be a valid namespace name"))
+            else:
+                _check(errs, epath, ens, is_dns1123_label(ens))
+    elif key == "flocker":
+        name, uuid = src.get("datasetName") or "", src.get("datasetUUID") or ""
+        if not name and not uuid:
+            errs.append(FieldError.required(path, "one of datasetName and datasetUUID is required"))
+        if name and uuid:
+            errs.append(FieldError.invalid(
+                path, "resource", "datasetName and datasetUUID can not be specified simultaneously"))
+        if "/" in name:
+            errs.append(FieldError.invalid(_child(path, "datasetName"), name, "must not contain '/'"))
+    elif key == "flexVolume":
+        required("driver")
+        for k in (src.get("options") or {}):
+            ns = k.split("/", 1)[0] if "/" in k else k
+            normalized = "." + ns.lower()
+            if normalized.endswith(".kubernetes.io") or normalized.endswith(".k8s.io"):
+                errs.append(FieldError.invalid(_key(_child(path, "options"), k), k,
+                                               "kubernetes.io and k8s.io namespaces are reserved"))
+    elif key == "azureFile":
+        required("secretName", "shareName")
+        if src.get("secretNamespace") == "":
+            errs.append(FieldError.required(_child(path, "secretNamespace")))
+    elif key == "vsphereVolume":
+        required("volumePath")
+    elif key == "photonPersistentDisk":
+        required("pdID")
+    elif key == "portworxVolume":
+        required("volumeID")
+    elif key == "scaleIO":
+        required("gateway", "system", "volumeName")
+    elif key == "storageos":
+        vol = src.get("volumeName") or ""
+        if not vol:
+            errs.append(FieldError.required(_child(path, "volumeName")))
+        else:
+            _check(errs, _child(path, "volumeName"), vol, is_dns1123_label(vol))
+        vns = src.get("volumeNamespace") or ""
+        if vns:
+            _check(errs, _child(path, "volumeNamespace"), vns, is_dns1123_label(vns))
+        ref = src.get("secretRef")
+        if ref is not None:
+            ref = ref or {}
+            if not ref.get("name"):
+                errs.append(FieldError.required(_child(path, "secretRef", "name")))
+            if not ref.get("namespace"):
+                errs.append(FieldError.required(_child(path, "secretRef", "namespace")))
+    # rbd, quobyte, cephfs, iscsi, cinder, fc, azureDisk: counted as a volume type only
+
+
+def _validate_pv_spec(errs: list[FieldError], spec: dict, path: str, *, allow_invalid_affinity_values: bool = False,
+                      vac_enabled: bool = False) -> None:
+    """Upstream ``ValidatePersistentVolumeSpec`` for a PersistentVolume (not an inline volume),
+    1.33 default feature gates (VolumeAttributesClass off).
+
+    In order: ``accessModes`` required, each one of the four modes, ``ReadWriteOncePod`` alone;
+    ``capacity`` required, with only ``storage``, each quantity non-negative and > 0;
+    ``persistentVolumeReclaimPolicy`` one of Delete/Recycle/Retain; ``nodeAffinity.required``
+    required once ``nodeAffinity`` is set and a valid node selector (``ValidateNodeSelector``:
+    at least one term, operators, keys, label values); exactly one volume source (the first one
+    set is checked, each later one is ``Forbidden: may not specify more than 1 volume type``,
+    none is ``spec: Required value: must specify a volume type``) with its own checks (hostPath:
+    path required, no ``..``, a known type; local: path required, no ``..``, and
+    ``nodeAffinity`` required; nfs: server and absolute path; csi: driver name and
+    volumeHandle, secret references; the simple required fields of the other in-tree sources);
+    no ``Recycle`` for a hostPath of ``/``; ``storageClassName`` a DNS subdomain;
+    ``volumeMode`` Block or Filesystem. ``claimRef`` is not validated upstream (only inline
+    volumes forbid it).
+    """
+    modes = spec.get("accessModes") or []
+    mpath = _child(path, "accessModes")
+    if not modes:
+        errs.append(FieldError.required(mpath))
+    rwop = other = False
+    for mode in modes:
+        if mode not in _ACCESS_MODES:
+            errs.append(FieldError.not_supported(mpath, mode, _ACCESS_MODES))
+        if mode == "ReadWriteOncePod":
+            rwop = True
+        elif mode in _ACCESS_MODES:
+            other = True
+    if rwop and other:
+        errs.append(FieldError.forbidden(mpath, "may not use ReadWriteOncePod with other access modes"))
+
+    capacity = spec.get("capacity")
+    cpath = _child(path, "capacity")
+    if not capacity:
+        errs.append(FieldError.required(cpath))
+    if not isinstance(capacity, dict) or "storage" not in capacity or len(capacity) > 1:
+        errs.append(FieldError.not_supported(cpath, _go_resource_list(capacity), ["storage"]))
+    for name in sorted(capacity or {}):  # upstream ranges over a Go map: its order varies
+        q = _parse_quantity(errs, capacity[name], _key(cpath, name))
+        if q is None:
+            continue
+        if q.int_value() < 0:  # validateBasicResource
+            errs.append(FieldError.invalid(_key(cpath, name), q.int_value(), "must be a valid resource quantity"))
+        if not q > _zero():  # ValidatePositiveQuantityValue
+            errs.append(FieldError.invalid(_key(cpath, name), str(q), "must be greater than zero"))
+
+    policy = spec.get("persistentVolumeReclaimPolicy") or ""
+    if policy and policy not in _RECLAIM_POLICIES:
+        errs.append(FieldError.not_supported(_child(path, "persistentVolumeReclaimPolicy"), policy, _RECLAIM_POLICIES))
+
+    affinity = spec.get("nodeAffinity")
+    if affinity is not None:
+        napath = _child(path, "nodeAffinity")
+        required = (affinity or {}).get("required")
+        if required is not None:
+            _validate_node_selector(errs, required or {}, _child(napath, "required"), allow_invalid_affinity_values)
+        else:
+            errs.append(FieldError.required(_child(napath, "required"), "must specify required node constraints"))
+
+    count = 0
+    for key, more_path, check_path in _PV_SOURCES:
+        if spec.get(key) is None:
+            continue
+        if count > 0 and key != "flexVolume":  # upstream never refuses a second flexVolume
+            errs.append(FieldError.forbidden(_child(path, more_path), "may not specify more than 1 volume type"))
+            continue
+        count += 1
+        _pv_source_errors(errs, key, spec.get(key) or {}, _child(path, check_path))
+        if key == "local" and affinity is None:
+            errs.append(FieldError.required(_child(path, "nodeAffinity"), "Local volume requires node affinity"))
+    if count == 0:
+        errs.append(FieldError.required(path, "must specify a volume type"))
+
+    host_path = spec.get("hostPath")
+    if host_path is not None and policy == "Recycle" and _clean_path((host_path or {}).get("path") or "") == "/":
+        errs.append(FieldError.forbidden(_child(path, "persistentVolumeReclaimPolicy"),
+                                         "may not be 'recycle' for a hostPath mount of '/'"))
+    sc = spec.get("storageClassName") or ""
+    if sc:
+        _check(errs, _child(path, "storageClassName"), sc, is_dns1123_subdomain(sc))
+    vm = spec.get("volumeMode")
+    if vm is not None and vm not in _VOLUME_MODES:
+        errs.append(FieldError.not_supported(_child(path, "volumeMode"), vm, _VOLUME_MODES))
+    vac = spec.get("volumeAttributesClassName")
+    if vac is not None and vac_enabled:
+        vpath = _child(path, "volumeAttributesClassName")
+        if not vac:
+            errs.append(FieldError.required(vpath, "an empty string is disallowed"))
+        else:
+            _check(errs, vpath, vac, is_dns1123_subdomain(vac))
+        if spec.get("csi") is None:
+            errs.append(FieldError.required(_child(path, "csi"),
+                                            "has to be specified when using volumeAttributesClassName"))
+
+
+def _clean_path(p: str) -> str:
+    """Go's ``path.Clean``, enough to tell ``/`` (``//``, ``/.``, ``/..``)."""
+    import posixpath
+
+    if not p:
+        return "."
+    out = posixpath.normpath(p)
+    return "/" if out.startswith("//") and out.strip("/") == "" else out
+
+
+#: ``PersistentVolumeSource`` fields that are pointers upstream: there an empty value is not the
+#: field's zero value, so it is not dropped before comparing (``apiequality.Semantic``)
+_PV_POINTER_FIELDS = frozenset({"type", "fsType", "endpointsNamespace", "secretNamespace", "cachingMode",
+                                "kind", "readOnly", "secretRef", "controllerPublishSecretRef",
+                                "controllerExpandSecretRef", "nodePublishSecretRef", "nodeExpandSecretRef",
+                                "required", "chapAuthDiscovery", "chapAuthSession", "initiatorName"})
+
+
+def _semantic_source(value: Any, top: bool = True) -> Any:
+    """``value`` with the zero values ``apiequality.Semantic.DeepEqual`` does not tell apart
+    from absent fields dropped: nil or empty lists and maps, ``false``, ``0`` and ``""``, except
+    in the fields that are pointers upstream (and at the top level: the sources themselves)."""
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            v = _semantic_source(v, False)
+            keep = top or k in _PV_POINTER_FIELDS
+            if v is None or (not keep and (v is False or v == "" or (_is_int(v) and v == 0)
+                                           or (isinstance(v, (list, dict)) and not v))):
+                continue
+            out[k] = v
+        return out
+    if isinstance(value, list):
+        return [_semantic_source(v, False) for v in value]
+    return value
+
+
+def _pv_source(spec: dict) -> dict:
+    return {k: spec[k] for k in _PV_SOURCE_KEYS if spec.get(k) is not None}
+
+
+def _validate_pv_update(errs: list[FieldError], new: dict, old: dict) -> None:
+    """``ValidatePersistentVolumeUpdate``'s own checks (its repeat of ``ValidatePersistentVolume``
+    is left out: the repeated errors are dropped from the message by ``ToAggregate``).
+
+    The volume source is immutable (``spec.persistentvolumesource: Forbidden:
+    spec.persistentvolumesource is immutable after creation`` and a diff), except that a CSI
+    volume without ``controllerExpandSecretRef`` may get one; ``volumeMode`` is immutable (the
+    bare path ``volumeMode``); ``nodeAffinity`` may be set once, then only its beta node labels
+    may become their GA ones (``nodeAffinity: Invalid value: …: field is immutable, except for
+    updating from beta label to GA``); ``volumeAttributesClassName`` may not change with the
+    VolumeAttributesClass gate off.
+    """
+    new_spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
+    new_src, old_src = json.loads(json.dumps(_pv_source(new_spec))), _pv_source(old_spec)
+    if (old_src.get("csi") is not None and (old_src["csi"] or {}).get("controllerExpandSecretRef") is None
+            and new_src.get("csi") is not None and (new_src["csi"] or {}).get("controllerExpandSecretRef") is not None):
+        new_src["csi"] = dict(new_src["csi"])
+        new_src["csi"].pop("controllerExpandSecretRef", None)
+    if _semantic_source(new_src) != _semantic_source(old_src):
+        errs.append(FieldError.forbidden(
+            "spec.persistentvolumesource",
+            PV_SOURCE_UPDATE_MSG + "\n" + _spec_diff(old_src, new_src, "core.PersistentVolumeSource")))
+    if new_spec.get("volumeMode") != old_spec.get("volumeMode"):
+        errs.append(FieldError.invalid("volumeMode", new_spec.get("volumeMode"), IMMUTABLE_MSG))
+    old_na, new_na = old_spec.get("nodeAffinity"), new_spec.get("nodeAffinity")
+    if old_na is not None and not _node_affinity_equal_but_ga(new_na, old_na):
+        errs.append(FieldError.invalid("nodeAffinity", _go_volume_node_affinity(new_na),
+                                       IMMUTABLE_MSG + ", except for updating from beta label to GA"))
+    old_vac, new_vac = old_spec.get("volumeAttributesClassName"), new_spec.get("volumeAttributesClassName")
+    if old_vac != new_vac:
+        errs.append(FieldError.forbidden("spec.volumeAttributesClassName",
+                                         "update is forbidden when the VolumeAttributesClass feature gate is disabled"))
+        if old_vac is not None and new_vac is None:
+            errs.append(FieldError.forbidden("spec.volumeAttributesClassName",
+                                             "update from non-nil value to nil is forbidden"))
+
+
+#: ``betaToGALabel``: node labels a PV's node affinity may move from (beta) to (GA)
+_BETA_TO_GA_LABEL = {
+    "failure-domain.beta.kubernetes.io/zone": "topology.kubernetes.io/zone",
+    "failure-domain.beta.kubernetes.io/region": "topology.kubernetes.io/region",
+    "beta.kubernetes.io/os": "kubernetes.io/os",
+    "beta.kubernetes.io/arch": "kubernetes.io/arch",
+    "beta.kubernetes.io/instance-type": "node.kubernetes.io/instance-type",
+}
+
+
+def _node_affinity_equal_but_ga(new: Any, old: Any) -> bool:
+    """``getMaskNodeSelectorLabelChangeEqualities().DeepEqual``: equal, where a requirement's
+    beta key may have become its GA key."""
+    if new is None or old is None:
+        return new is None and old is None
+    new_n, old_n = _semantic_source(new), _semantic_source(old)
+    if ("required" in new_n) != ("required" in old_n):
+        return False
+    new_terms = (new_n.get("required") or {}).get("nodeSelectorTerms") or []
+    old_terms = (old_n.get("required") or {}).get("nodeSelectorTerms") or []
+    if len(new_terms) != len(old_terms):
+        return False
+    for nt, ot in zip(new_terms, old_terms):
+        nt, ot = nt or {}, ot or {}
+        if (nt.get("matchFields") or []) != (ot.get("matchFields") or []):
+            return False
+        ne, oe = nt.get("matchExpressions") or [], ot.get("matchExpressions") or []
+        if len(ne) != len(oe):
+            return False
+        for nr, orq in zip(ne, oe):
+            orq = dict(orq or {})
+            nr = nr or {}
+            if orq.get("key") != nr.get("key") and _BETA_TO_GA_LABEL.get(orq.get("key")) == nr.get("key"):
+                orq["key"] = nr.get("key")
+            if nr != orq:
+                return False
+    return True
+
+
+def _validate_pv(errs: list[FieldError], obj: dict, old: dict | None) -> None:
+    """The PersistentVolume strategy: ``ValidatePersistentVolume`` (:func:`_validate_pv_spec`),
+    ``volumevalidation.ValidatePersistentVolume`` (the beta mount-options annotation only on the
+    sources that take mount options) and, on update, ``ValidatePersistentVolumeUpdate``
+    (:func:`_validate_pv_update`).
+
+    A ``status`` update (the spec carried over unchanged, the status changed) is
+    ``ValidatePersistentVolumeStatusUpdate``: object metadata only, which :func:`validate` has
+    already checked.
+    """
+    spec = obj.get("spec") or {}
+    if old is not None and spec == (old.get("spec") or {}) and obj.get("status") != old.get("status"):
+        return
+    old_spec = (old or {}).get("spec") or {}
+    _validate_pv_spec(errs, spec, "spec",
+                      allow_invalid_affinity_values=old is not None and _has_invalid_label_value_in_terms(old_spec),
+                      vac_enabled=old is not None and old_spec.get("volumeAttributesClassName") is not None)
+    ann = (obj.get("metadata") or {}).get("annotations") or {}
+    if _MOUNT_OPTIONS_ANNOTATION in ann and not any(spec.get(k) is not None for k in _MOUNT_OPTION_SOURCES):
+        errs.append(FieldError.forbidden("metadata.annotations." + _MOUNT_OPTIONS_ANNOTATION,
+                                         "may not specify mount options for this volume type"))
+    if old is not None:
+        _validate_pv_update(errs, obj, old)
+
+
 def _validate_quota(errs: list[FieldError], obj: dict, old: dict | None) -> None:
     spec = obj.get("spec") or {}
     _validate_resource_list(errs, spec.get("hard"), "spec.hard")
@@ -2457,7 +2987,7 @@ _KINDS: dict[tuple[str, str], tuple[NameFn, _KindFn | None]] = {
     ("", "Event"): (is_dns1123_subdomain, None),
     ("", "ResourceQuota"): (is_dns1123_subdomain, _validate_quota),
     ("", "LimitRange"): (is_dns1123_subdomain, _validate_limit_range),
-    ("", "PersistentVolume"): (is_dns1123_subdomain, None),
+    ("", "PersistentVolume"): (is_dns1123_subdomain, _validate_pv),
     ("", "PersistentVolumeClaim"): (is_dns1123_subdomain, _validate_pvc),
     ("", "ReplicationController"): (is_dns1123_subdomain, _validate_replication_controller),
     ("", "PodTemplate"): (is_dns1123_subdomain, _validate_pod_template),

@@ -564,14 +564,20 @@ def trace_pod(log: EventLog, namespace: str, name: str, *, uid: str | None = Non
     replaces, else the spec change of its owners that led to it, traced up to a
     user's write; otherwise the pod's own create), 2 the pod's ``ADDED`` record, 3 the
     scheduler's binding (``spec.nodeName`` set; its ``Scheduled`` event),
-    4 the kubelet's first write about it, 5 the first ``status.podIP``,
-    6–8 the ``Pulled`` / ``Created`` / ``Started`` events, 9 ``phase:
-    Running``, 10 the ``Ready`` condition ``True``, 11 the first
-    EndpointSlice (else Endpoints) write listing the pod ready, 12 kube-proxy
-    (it writes nothing to the API, so the step is the EndpointSlice write its
-    rules follow). Each step is the earliest write that shows it; the kubelet
-    reports the pod IP (5) with the status it writes after the containers
-    start, so that step's revision can be later than 6–8's.
+    4 the kubelet's first write about it (a status update or an event), 5 the
+    status write that first sets ``status.podIP``, 6–8 the ``Pulled`` /
+    ``Created`` / ``Started`` events, 9 ``phase: Running``, 10 the ``Ready``
+    condition ``True``, 11 the first EndpointSlice (else Endpoints) write
+    listing the pod ready, 12 kube-proxy (it writes nothing to the API, so the
+    step is the EndpointSlice write its rules follow). Each step is the
+    earliest write that shows it, and the steps come in causal order: the
+    kubelet makes the sandbox (and gets the IP) before it pulls, creates or
+    starts a container, but reports the IP only with the status it writes at
+    the end of that sync. When that status write comes after the first of
+    steps 6–8 (an image already present: Pulled, Created and Started are
+    written first), step 5 is the kubelet's first container event, the first
+    record made once the sandbox was up, and its detail names the revision
+    that reported the IP.
 
     When several pods had the name over time (deleted and created again, as
     a StatefulSet's pods are), one is traced (:func:`pick_incarnation`): the
@@ -628,6 +634,7 @@ def trace_pod(log: EventLog, namespace: str, name: str, *, uid: str | None = Non
             if c.get("type") == "Ready" and c.get("status") == "True":
                 hit(10, rec, "condition Ready=True")
     # events about the pod (by involvedObject), in revision order
+    first_container_event: Record | None = None  # the kubelet's first event about one of its containers
     for rec in log.records(max(first.revision - 1, log.compact_revision), f"/registry/events/{namespace}/"):
         if end is not None and rec.revision >= end:
             break
@@ -646,12 +653,15 @@ def trace_pod(log: EventLog, namespace: str, name: str, *, uid: str | None = Non
                 hit(3, rec, msg)
         elif rec.actor.startswith("kubelet/"):
             hit(4, rec, f"event {reason}")
+            if first_container_event is None and inv.get("fieldPath"):
+                first_container_event = rec
             if reason == "Pulled":
                 hit(6, rec, msg)
             elif reason == "Created":
                 hit(7, rec, msg)
             elif reason == "Started":
                 hit(8, rec, msg)
+    _sandbox_before_containers(steps, first_container_event, ip)
     if ip:
         for prefix in ("/registry/endpointslices.discovery.k8s.io/", "/registry/endpoints/"):
             for rec in log.records(max(steps[4].revision or first.revision, log.compact_revision) - 1,
@@ -670,6 +680,31 @@ def trace_pod(log: EventLog, namespace: str, name: str, *, uid: str | None = Non
             s.detail = (f"derived: kube-proxy writes nothing to the API; every node's rules follow "
                         f"revision {s11.revision}")
     return steps
+
+
+def _sandbox_before_containers(steps: list[TraceStep], first_container_event: Record | None,
+                               ip: str | None) -> None:
+    """Keep step 5 (sandbox and pod IP) before steps 6–8 (pull, create, start).
+
+    The kubelet makes the sandbox before any of the pod's containers, but writes the pod IP
+    only with the status at the end of its sync: when Pulled, Created and Started are written
+    in that same sync (the image was already there), the first record with ``status.podIP``
+    comes after them. The sandbox was up when the kubelet wrote its first container event
+    (``involvedObject.fieldPath`` set: Pulling, Pulled, Created…), so that record is step 5.
+    """
+    s5 = steps[4]
+    later = [s.revision for s in steps[5:8] if s.revision is not None]
+    if first_container_event is None or not later:
+        return
+    if s5.revision is not None and s5.revision <= min(later):
+        return
+    rec = first_container_event
+    reason = rec.object.get("reason") or ""
+    if s5.revision is not None:
+        detail = f"sandbox up before event {reason}; podIP={ip} reported at revision {s5.revision}"
+    else:
+        detail = f"sandbox up before event {reason}; no podIP reported"
+    s5.revision, s5.time, s5.actor, s5.detail = rec.revision, rec.time, rec.actor, detail
 
 
 def _lists_pod(obj: dict[str, Any], name: str, ip: str) -> bool:
