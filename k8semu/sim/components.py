@@ -8,7 +8,8 @@ kube-scheduler, the control plane's leader election
 left out while the control-plane node is stopped), then per node its kubelet
 and kube-proxy (``kubelet/<node>``, ``kube-proxy/<node>``). First of all runs
 the ``machine-supervisor`` (:class:`MachineSupervisor`), which powers machines
-off and on while the cluster runs. A cluster created with ``storage: local-path`` also runs
+off and on while the cluster runs, then kube-apiserver's Event expiry
+(``kube-apiserver/event-ttl``, :class:`~k8semu.sim.eventttl.EventTTL`: ``--event-ttl``). A cluster created with ``storage: local-path`` also runs
 ``local-path-provisioner`` (:class:`~k8semu.controllers.localpath.LocalPathProvisioner`, the
 external provisioner kind ships: not part of kube-controller-manager; it works only while its
 Deployment's pod runs), and its kubelets start with that provisioner's and its helper's images
@@ -361,6 +362,9 @@ def default_factories(cluster: Any) -> dict[str, Factory]:
     api = cluster.api
     config = cluster.nodes
     factories: dict[str, Factory] = {"machine-supervisor": lambda: MachineSupervisor(cluster)}
+    from .eventttl import COMPONENT as EVENT_TTL, EventTTL
+
+    factories[EVENT_TTL] = lambda: EventTTL(api)  # kube-apiserver's --event-ttl: Events expire
     # ``pki_folder``: a replay of a cluster file's log (in memory) signs with that file's CA
     factories.update(controller_factories(api, config, getattr(cluster, "resumed_at", None),
                                           getattr(cluster, "pki_folder", None)))
