@@ -228,7 +228,7 @@ async def test_websocket_missing_program_and_stopped_container(app):
     msg = re.sub(r'"[0-9a-f]{64}"', '"ID"', status["message"])
     assert msg == ('Internal error occurred: Internal error occurred: error executing command in container: failed '
                    'to exec in container: failed to start exec "ID": OCI runtime exec failed: exec failed: unable to '
-                   'start container process: exec: "foo": executable file not found in $PATH')
+                   'start container process: exec: "foo": executable file not found in $PATH: unknown')
     assert status["reason"] == "InternalError" and status["code"] == 500
     _, _, _, status = await _exec_ws(app, _query("foo"), subprotocols=(remotecommand.V4,))
     assert status["message"].startswith("Internal error occurred: error executing command in container: ")
@@ -529,7 +529,7 @@ def test_k8semu_exec_errors(k8semu):
     assert rc == 1 and out == "" and re.sub(r'"[0-9a-f]{64}"', '"ID"', err) == (
         'error: Internal error occurred: Internal error occurred: error executing command in container: failed to '
         'exec in container: failed to start exec "ID": OCI runtime exec failed: exec failed: unable to start '
-        'container process: exec: "foo": executable file not found in $PATH\n')
+        'container process: exec: "foo": executable file not found in $PATH: unknown\n')
     assert k8semu("oneshot", "-c", "a", "--", "ls") == (
         1, "", 'error: Internal error occurred: unable to upgrade connection: container not found ("a")\n')
     assert k8semu("box", "-c", "bogus", "--", "ls") == (

@@ -105,7 +105,7 @@ def test_exec_output_and_exit_codes(server, minor, transport):
     assert (code, out, EXEC_ID.sub('"ID"', err)) == (1, "", (
         f"error: {wrap}error executing command in container: failed to exec in container: failed to start exec "
         '"ID": OCI runtime exec failed: exec failed: unable to start container process: exec: "foo": executable '
-        "file not found in $PATH\n"))
+        "file not found in $PATH: unknown\n"))
     wrap = "Internal error occurred: " if transport == "websocket" else ""
     assert k("oneshot", "-c", "a", "--", "ls") == (
         1, "", f'error: {wrap}unable to upgrade connection: container not found ("a")\n')

@@ -73,9 +73,17 @@ Design
    the container's start), ``ln -s`` makes symbolic links; a write into a
    directory that does not exist or onto a read-only file system (a read-only
    :class:`Mount`, ``readOnlyRootFilesystem``) fails with busybox's messages.
-   ``ps`` sees the container's PID namespace: its own, the pod's
+   ``ps`` (and ``top``) sees the container's PID namespace: its own, the pod's
    (``shareProcessNamespace``, ``/pause`` as PID 1), a debug target's or the
-   node's (``hostPID``), read from the pod that :attr:`Run.network` holds.
+   node's (``hostPID``), read from the pod that :attr:`Run.network` holds, and
+   the processes the run's shells started (:class:`_Proc`): an exec'd process
+   takes the next PID and runc's threads the 5 after it, a shell forks every
+   command that is not a builtin (the last one of ``sh -c`` is ``exec``'d in
+   its place, as ash does), background jobs (``$!``), pipeline stages and
+   ``$(…)``; ``$$`` is the shell's PID. PIDs are numbered when something first
+   shows one. ``kill`` signals them (nginx's master reloads on ``HUP``: new
+   workers), ``/proc/PID/root/…`` reads the file system of the process's
+   container.
 
 7. **Start-up output of the known images**: the images' own log lines, with
    timestamps from the container's clock and the PIDs the real processes get:
@@ -1727,21 +1735,61 @@ class _Parser:
         return ("for", name, words, body)
 
 
-def parse_shell(src: str) -> Node:
-    """Parse a shell script into the small AST the interpreter walks. Raises ValueError."""
-    tree = _parse_cached(src)
+def parse_shell(src: str, *, exit_tail: bool = False) -> Node:
+    """Parse a shell script into the small AST the interpreter walks. Raises ValueError.
+
+    Simple commands that ash runs without forking — the last command of a process's code, which
+    it ``exec``s in place ("can we avoid forking?" in ``evalcommand``) — are marked: a 5th element
+    True (:func:`_mark_tails`). A process's code is the code of a pipeline stage, a subshell, a
+    background job and, with ``exit_tail`` (``sh -c``, ``$(…)``: ash's ``EV_EXIT``), the script
+    itself."""
+    tree = _parse_cached(src, exit_tail)
     if isinstance(tree, str):
         raise ValueError(tree)
     return tree
 
 
 @functools.lru_cache(maxsize=1024)
-def _parse_cached(src: str) -> Node | str:
+def _parse_cached(src: str, exit_tail: bool = False) -> Node | str:
     # loops re-run the same $(...) substitutions; the AST is never mutated, so it can be shared
     try:
-        return _Parser(_lex(src)).parse()
+        return _mark_tails(_Parser(_lex(src)).parse(), exit_tail)
     except _ParseError as err:
         return str(err)
+
+
+def _mark_tails(node: Node, tail: bool) -> Node:
+    """``node`` with the simple commands ash ``exec``s without forking marked (see
+    :func:`parse_shell`); ``tail``: ``node`` is the last thing its process runs (``EV_EXIT``)."""
+    kind = node[0]
+    if kind == "simple":
+        return (*node[:4], True) if tail else node
+    if kind == "list":
+        items = node[1]
+        return ("list", [(_mark_tails(item, bg or (tail and i == len(items) - 1)), bg)
+                         for i, (item, bg) in enumerate(items)])
+    if kind == "andor":
+        rest = node[2]
+        return ("andor", _mark_tails(node[1], False),
+                [(op, _mark_tails(item, tail and i == len(rest) - 1)) for i, (op, item) in enumerate(rest)])
+    if kind == "pipe":
+        cmds, negate = node[1], node[2]
+        forked = len(cmds) > 1  # each stage is a process of its own
+        return ("pipe", [_mark_tails(c, forked or (tail and not negate)) for c in cmds], negate)
+    if kind == "if":
+        return ("if", [(_mark_tails(c, False), _mark_tails(b, tail)) for c, b in node[1]],
+                None if node[2] is None else _mark_tails(node[2], tail))
+    if kind == "loop":
+        return ("loop", node[1], _mark_tails(node[2], False), _mark_tails(node[3], False))
+    if kind == "for":
+        return ("for", node[1], node[2], _mark_tails(node[3], False))
+    if kind == "group":
+        return ("group", _mark_tails(node[1], tail))
+    if kind == "sub":  # a forked subshell: its last command is exec'd in it
+        return ("sub", _mark_tails(node[1], True))
+    if kind == "redir":  # ash evaluates a redirected compound command without EV_EXIT
+        return ("redir", _mark_tails(node[1], False), node[2])
+    return node
 
 
 # --------------------------------------------------------------------------- interpreter plumbing
@@ -2011,6 +2059,52 @@ def _py_supported(tree: ast.AST) -> bool:
 # --------------------------------------------------------------------------- the shell
 
 
+class _Proc:
+    """A process the run's shells started: exec'd (``kubectl exec``, a ``postStart`` hook), forked
+    by a shell (a command, a pipeline stage, a subshell, ``$(…)``, a background job) or an nginx
+    worker a reload started. ``cmd`` is its command line as ``ps`` shows it (a forked shell's is
+    its parent's until it ``exec``s). ``pid`` is None until the namespace's PIDs are numbered
+    (:meth:`Run.number_pids`); till then ``ordinal`` counts the PIDs taken before it. ``owner``:
+    the container whose nginx master started it (a worker after a reload), else None. ``job``:
+    a background job's task, to stop it when it is killed."""
+
+    __slots__ = ("pid", "uid", "cmd", "ordinal", "owner", "job", "parent")
+
+    def __init__(self, uid: int, cmd: str, owner: tuple[str, str] | None = None,
+                 parent: _Proc | None | bool = None) -> None:
+        self.pid: int | None = None
+        self.uid = uid
+        self.cmd = cmd
+        self.ordinal = 0
+        self.owner = owner
+        self.job: Gen | None = None
+        #: the process that forked it (None: the container's first process; False: the runtime, for
+        #: an exec'd process or a reloaded nginx worker)
+        self.parent = parent
+
+
+#: ash's builtins: they run in the shell's own process (everything else is forked, or exec'd as
+#: the last command of a process's code); ``type`` says ``is a shell builtin`` for them.
+_SHELL_BUILTINS = frozenset({
+    ".", ":", "[", "[[", "alias", "bg", "break", "cd", "chdir", "command", "continue", "echo", "eval", "exec",
+    "exit", "export", "false", "fg", "getopts", "hash", "help", "history", "jobs", "kill", "let", "local",
+    "printf", "pwd", "read", "readonly", "return", "set", "shift", "source", "test", "times", "trap", "true",
+    "type", "ulimit", "umask", "unalias", "unset", "wait",
+    "declare", "typeset", "shopt", "builtin"})  # bash's, which the model lets every shell have
+#: ash's special builtins (``type``: ``is a special shell builtin``).
+_SPECIAL_BUILTINS = frozenset({".", ":", "break", "continue", "eval", "exec", "exit", "export", "local",
+                               "readonly", "return", "set", "shift", "source", "times", "trap", "unset"})
+#: Characters of a word that expands to itself (a background job's command line, :func:`_static_argv`).
+_PLAIN_WORD = re.compile(r"[A-Za-z0-9_./:=,+@%^-]+")
+
+
+def _static_argv(node: Node) -> list[str] | None:
+    """The argv of a simple command whose words need no expansion (``sleep 1000``), else None."""
+    if node[0] != "simple" or node[1] or not node[2] or not all(_PLAIN_WORD.fullmatch(w) for w in node[2]):
+        return None
+    return list(node[2])
+
+
 class _Shell:
     """One shell (or subshell) context: variables, positional parameters, options."""
 
@@ -2030,7 +2124,12 @@ class _Shell:
         self.typed = False
         #: ``chroot``'s new root: absolute paths are looked up under it ("" for the container's own)
         self.root = ""
-        self.session_arg0: str | None = None  # an interactive shell started by exec (ShellSession): its argv[0]
+        self.session = False  # an interactive shell started by exec (ShellSession)
+        #: the process the shell's code runs in now (None: the container's own first process) and
+        #: the one the shell started in (``$$``: a subshell keeps its parent's)
+        self.proc: _Proc | None = None
+        self.root_proc: _Proc | None = None
+        self.last_job: _Proc | None = None  # ``$!``
 
     def child(self) -> _Shell:
         sub = _Shell.__new__(_Shell)
@@ -2077,6 +2176,8 @@ class _Shell:
         full = self.run.resolve(self.path(p))
         if full == "/dev/null":
             return ""
+        if full.startswith("/proc/") and _PROC_ROOT.match(full):
+            return _proc_root_file(self, full)
         text = self.run.fs.get(full)
         if text is None and full == "/etc/hostname":  # no sandbox file given: the UTS name
             return self.hostname() + "\n"
@@ -2088,11 +2189,45 @@ class _Shell:
     def hostname(self) -> str:
         return str(self.vars.get("HOSTNAME") or self.run.program.env.get("HOSTNAME") or "localhost")
 
+    # ---------------------------------------------------------------- processes
+
+    def cmdline(self) -> str:
+        """The command line of the process the shell runs in (what a forked child shows)."""
+        if self.proc is not None:
+            return self.proc.cmd
+        return " ".join(_main_argv(self.run))
+
+    def fork(self, cmd: str | None = None) -> _Proc | None:
+        """A child process of the shell's (``cmd``: as it shows; default the shell's own command
+        line), or None in a probe (the kubelet's probes are not processes the model numbers)."""
+        if self.probe:
+            return None
+        return self.run.fork(self.cmdline() if cmd is None else cmd, _uid(self.run), parent=self.proc)
+
+    def become(self, argv: list[str]) -> None:
+        """``exec``: the shell's process now runs ``argv``."""
+        if self.probe:
+            return
+        if self.proc is None:
+            self.run.main_argv = list(argv)
+        else:
+            self.proc.cmd = " ".join(argv)
+
+    def pid_of(self, proc: _Proc | None) -> int:
+        """The PID of ``proc`` (None: the container's first process) in the container's namespace."""
+        if proc is None:
+            return _first_pid(self.run)
+        if proc.pid is None:
+            _process_table(self.run)
+        return proc.pid or 0
+
     def var(self, name: str) -> str | None:
         if name == "?":
             return str(self.status)
         if name == "$":
-            return "1"
+            return str(self.pid_of(self.root_proc))
+        if name == "!":
+            return None if self.last_job is None else str(self.pid_of(self.last_job))
         if name == "#":
             return str(len(self.params))
         if name in ("@", "*"):
@@ -2299,13 +2434,18 @@ class _Shell:
         sub = self.child()
         io = _IO(buf.append, self.run.stderr_writer(), _Input(""))
         try:
-            tree = parse_shell(src)
+            tree = parse_shell(src, exit_tail=True)  # a forked subshell: its last command is exec'd
         except ValueError:
             return ""
+        proc = self.fork()
+        if proc is not None:
+            sub.proc = proc
         try:
             yield from sub.run_node(tree, io)
         except _Exit:
             pass
+        finally:
+            self.run.reap(proc)
         return "".join(buf).rstrip("\n")
 
     def arith(self, expr: str) -> int:
@@ -2369,7 +2509,7 @@ class _Shell:
             status = 0
             for item, background in node[1]:
                 if background:
-                    self.run.spawn(self.child()._background(item, io))
+                    self._spawn(item, io)
                     status = 0
                     continue
                 status = yield from self.run_node(item, io)
@@ -2388,17 +2528,26 @@ class _Shell:
             cmds, negate = node[1], node[2]
             inp = io.inp
             status = 0
+            # ash forks every stage of a pipeline at once (``ps | grep x`` lists the grep)
+            procs = [self.fork(" ".join(a) if (a := _static_argv(c)) else None) if len(cmds) > 1 else None
+                     for c in cmds]
             for idx, cmd in enumerate(cmds):
                 last = idx == len(cmds) - 1
                 buf: list[str] = []
                 stage_io = _IO(io.out if last else buf.append, io.err, inp)
                 sub = self if last else self.child()
+                saved, proc = sub.proc, procs[idx]
+                if proc is not None:
+                    sub.proc = proc
                 try:
                     status = yield from sub.run_node(cmd, stage_io)
                 except _Exit as e:
                     if last and len(cmds) == 1:
                         raise
                     status = e.code
+                finally:
+                    sub.proc = saved
+                    self.run.reap(proc)
                 inp = _Input("".join(buf))
             return int(not status) if negate else status
         if kind == "simple":
@@ -2455,10 +2604,16 @@ class _Shell:
         if kind == "group":
             return (yield from self.run_node(node[1], io))
         if kind == "sub":
+            sub = self.child()
+            proc = self.fork()
+            if proc is not None:
+                sub.proc = proc
             try:
-                return (yield from self.child().run_node(node[1], io))
+                return (yield from sub.run_node(node[1], io))
             except _Exit as e:
                 return e.code
+            finally:
+                self.run.reap(proc)
         if kind == "redir":
             io2 = yield from self.redirect(node[2], io)
             if io2 is None:
@@ -2473,11 +2628,26 @@ class _Shell:
         finally:
             self.cond -= 1
 
-    def _background(self, node: Node, io: _IO) -> Gen:
+    def _spawn(self, item: Node, io: _IO) -> None:
+        """``item &``: a background job, a forked process of its own (``$!``)."""
+        job = self.child()
+        argv = _static_argv(item)
+        proc = self.fork(" ".join(argv) if argv else None)
+        if proc is not None:
+            job.proc = proc
+        gen = job._background(item, io, proc)
+        if proc is not None:
+            proc.job = gen
+        self.last_job = proc
+        self.run.spawn(gen)
+
+    def _background(self, node: Node, io: _IO, proc: _Proc | None = None) -> Gen:
         try:
             yield from self.run_node(node, io)
         except (_Exit, _LoopCtl):
             pass
+        finally:
+            self.run.reap(proc)
 
     def redirect(self, redirs: list[tuple[str, str]], io: _IO) -> Gen:
         """Apply redirections; returns a new :class:`_IO` or None (error already reported)."""
@@ -2544,6 +2714,10 @@ class _Shell:
         file system``: :meth:`Run.read_only`), or None. An image the model does not know has
         whatever directories its programs write into."""
         run = self.run
+        if full.startswith(("/proc/sys/", "/sys/")) or full == "/proc/sysrq-trigger":
+            return "Read-only file system"  # runc mounts sysfs and these read-only
+        if full.startswith("/proc/"):
+            return "No such file or directory"  # procfs creates no files: its lookup says ENOENT
         if run.is_dir(full):
             return "Is a directory"
         if run.tree is not _GENERIC_TREE and not run.is_dir(posixpath.dirname(full)):
@@ -2553,7 +2727,7 @@ class _Shell:
         return None
 
     def run_simple(self, node: Node, io: _IO) -> Gen:
-        _, assigns, raw_words, redirs = node
+        assigns, raw_words, redirs = node[1], node[2], node[3]
         yield from self.step()
         argv = yield from self.expand_words(raw_words)
         values = []
@@ -2570,17 +2744,22 @@ class _Shell:
             for name, value in values:
                 self.vars[name] = value
             return self.status if raw_words or not assigns else 0
+        tail = len(node) > 4  # the last command of its process: exec'd, not forked
         if values:  # VAR=x cmd: the command sees VAR, the shell keeps its own
             saved = dict(self.vars)
             self.vars.update(dict(values))
             try:
-                return (yield from self.exec_argv(argv, io2))
+                return (yield from self.exec_argv(argv, io2, tail=tail))
             finally:
                 self.vars = saved | {k: v for k, v in self.vars.items() if k not in dict(values)}
-        return (yield from self.exec_argv(argv, io2))
+        return (yield from self.exec_argv(argv, io2, tail=tail))
 
-    def exec_argv(self, argv: list[str], io: _IO) -> Gen:
-        """Run one command line (already expanded): builtin, utility, known program or unknown program."""
+    def exec_argv(self, argv: list[str], io: _IO, *, tail: bool = False) -> Gen:
+        """Run one command line (already expanded): builtin, utility, known program or unknown program.
+
+        A shell builtin runs in the shell's process; anything else in a forked child (a new PID),
+        or, with ``tail`` (``exec``, the last command of ``sh -c``, what an entrypoint ``exec``s),
+        in the shell's process, which then shows as ``argv``."""
         name = argv[0].rsplit("/", 1)[-1] if "/" in argv[0] else argv[0]
         handler = _COMMANDS.get(name)
         if handler is not None and not _installed(self, name):
@@ -2590,8 +2769,21 @@ class _Shell:
             if (self.in_exec or self.typed) and ("/" not in argv[0] or self.read_file(argv[0]) is None):
                 io.err(f"sh: {argv[0]}: not found\n")  # busybox; the image has no such program
                 return 127
-            return (yield from self.unknown(argv, io))
-        return (yield from handler(self, argv, io))
+            handler = _unknown_program
+        elif name in _SHELL_BUILTINS:
+            return (yield from handler(self, argv, io))
+        if tail:
+            self.become(argv)
+            return (yield from handler(self, argv, io))
+        proc = self.fork(" ".join(argv))
+        if proc is None:
+            return (yield from handler(self, argv, io))
+        saved, self.proc = self.proc, proc
+        try:
+            return (yield from handler(self, argv, io))
+        finally:
+            self.proc = saved
+            self.run.reap(proc)
 
     def unknown(self, argv: list[str], io: _IO) -> Gen:
         """A program we cannot interpret: it runs until stopped, serving (exits 0 at once in a probe)."""
@@ -2715,13 +2907,45 @@ class _Shell:
 _TEST_BINARY = frozenset({"=", "==", "!=", "=~", "<", ">", "-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 
 
+#: ``/proc/PID/root/…``: a file of the container the process ``PID`` of the namespace runs in.
+_PROC_ROOT = re.compile(r"/proc/(self|\d+)/root(/.*)?")
+
+
+def _proc_root_file(sh: _Shell, full: str) -> str | None:
+    """The file ``/proc/PID/root/PATH`` names: ``PATH`` in the file system of the process's
+    container (the run's own, or a rebuild of another container of the pod; upstream's "Share
+    Process Namespace" reads nginx's configuration this way), None when there is no such process
+    or file (``/pause``'s and the node's processes: their files are not modelled)."""
+    m = _PROC_ROOT.match(full)
+    assert m is not None
+    run = sh.run
+    pid = sh.pid_of(sh.proc) if m.group(1) == "self" else int(m.group(1))
+    entry = next((e for e in _process_table(run) if e[0] == pid), None)
+    if entry is None or entry[3] is None:
+        return None
+    _, pod, spec, start = entry[3]
+    other = run if spec is None else _rebuilt_run(run, pod, spec, start)
+    if other is None:
+        return None
+    path = posixpath.normpath(m.group(2) or "/")
+    target = other.resolve(path)
+    if target == "/dev/null":
+        return ""
+    return other.fs.get(target)
+
+
+def _unknown_program(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    return (yield from sh.unknown(argv, io))
+
+
 def _lex_words(src: str) -> list[str]:
     return [t for k, t in _lex(src) if k == "w"]
 
 
-def _run_script_text(sh: _Shell, script: str, arg0: str, params: list[str], io: _IO) -> Gen:
+def _run_script_text(sh: _Shell, script: str, arg0: str, params: list[str], io: _IO, *,
+                     exit_tail: bool = False) -> Gen:
     try:
-        tree = parse_shell(script)
+        tree = parse_shell(script, exit_tail=exit_tail)
     except ValueError:
         return (yield from sh.serve())  # a script we cannot read is treated like an unknown program
     sub = sh.child()
@@ -2785,7 +3009,7 @@ def _c_sh(sh: _Shell, argv: list[str], io: _IO) -> Gen:
             yield _INF
         return (yield from _run_script_text(_with(sh, errexit), text or "", argv[0], [], io))
     arg0 = args[0] if args else argv[0]
-    return (yield from _run_script_text(_with(sh, errexit), command, arg0, args[1:], io))
+    return (yield from _run_script_text(_with(sh, errexit), command, arg0, args[1:], io, exit_tail=True))
 
 
 def _shell_prompt(sh: _Shell, shell: str, continuation: bool = False) -> str:
@@ -2841,6 +3065,7 @@ def _feed_shell(sh: _Shell, arg0: str, io: _IO) -> Gen:
 def _with(sh: _Shell, errexit: bool) -> _Shell:
     sub = sh.child()
     sub.errexit = errexit
+    sub.root_proc, sub.last_job = sh.proc, None  # a new shell: $$ is its process
     env = sh.run.program.env
     sub.vars = (env.as_dict() if isinstance(env, ResolvedEnv) else dict(env)) | {k: v for k, v in sh.vars.items()
                                            if k in sh.run.program.env or k in sh.run.exported}
@@ -2881,7 +3106,7 @@ def _c_break(sh: _Shell, argv: list[str], io: _IO) -> Gen:
 def _c_exec(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     if len(argv) == 1:
         return 0
-    status = yield from sh.exec_argv(argv[1:], io)
+    status = yield from sh.exec_argv(argv[1:], io, tail=True)
     raise _Exit(status)
 
 
@@ -3187,7 +3412,7 @@ def _c_files(sh: _Shell, argv: list[str], io: _IO) -> Gen:
             if "p" in flags and run.is_dir(full):
                 continue
             error = "File exists" if full in fs or run.is_dir(full) else sh.create_error(full)
-            if error == "No such file or directory" and "p" in flags:  # -p makes the parents
+            if error == "No such file or directory" and "p" in flags and not full.startswith("/proc/"):
                 error = "Read-only file system" if run.read_only(full) else None
             if error is not None:
                 io.err(f"mkdir: can't create directory '{a}': {error}\n")
@@ -3225,24 +3450,32 @@ def _c_files(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     elif prog in ("cp", "mv", "ln") and len(args) >= 2:
         dest = args[-1]
         for a in args[:-1]:
-            target = sh.path(dest + "/" + a.rsplit("/", 1)[-1]) if sh.is_dir(dest) else sh.path(dest)
+            into = sh.is_dir(dest)
+            target = sh.path(dest + "/" + a.rsplit("/", 1)[-1]) if into else sh.path(dest)
+            # the link as ln names it in its errors (busybox: concat_path_file(LINK|DIR, basename))
+            shown = (dest if dest.endswith("/") else dest + "/") + a.rstrip("/").rsplit("/", 1)[-1] if into else dest
             if prog == "ln" and "s" in flags:
                 text: str | None = a
             else:
                 text = sh.read_file(a)
             if text is None:
-                verb = "stat" if prog != "ln" else "create hard link"
-                io.err(f"{prog}: can't {verb} '{a}': No such file or directory\n")
+                if prog == "ln":  # busybox ln: bb_simple_perror_msg(TARGET) when stat() fails
+                    io.err(f"ln: {a}: No such file or directory\n")
+                else:
+                    io.err(f"{prog}: can't stat '{a}': No such file or directory\n")
                 status = 1
                 continue
             if prog == "ln" and (target in fs or target in run.links) and "f" not in flags:
-                io.err(f"ln: {target}: File exists\n")
+                io.err(f"ln: {shown}: File exists\n")
                 status = 1
                 continue
             error = sh.create_error(target)
             if error is not None:
-                verb = {"cp": "create", "mv": "rename", "ln": "create link"}[prog]
-                io.err(f"{prog}: can't {verb} '{target if prog != 'mv' else a}': {error}\n")
+                if prog == "ln":  # link()/symlink() failed: bb_simple_perror_msg(LINK)
+                    io.err(f"ln: {shown}: {error}\n")
+                else:
+                    verb = {"cp": "create", "mv": "rename"}[prog]
+                    io.err(f"{prog}: can't {verb} '{target if prog != 'mv' else a}': {error}\n")
                 status = 1
                 continue
             if prog == "ln" and "s" in flags:
@@ -3309,6 +3542,10 @@ def _ls_long(run: Run, name: str, full: str, numeric: bool) -> str:
     return f"{mode:<10} {nlink:>4} {owner} {size:>9} {when:%b} {when.day:>2} {stamp} {name}{link}\n"
 
 
+def _exists(run: Run, full: str) -> bool:
+    return full in run.fs or full in run.links or run.is_dir(full)
+
+
 @_command("ls")
 def _c_ls(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     """busybox ``ls``: one name a line (its output is not a terminal); ``-l`` (``-n``: numeric
@@ -3329,18 +3566,22 @@ def _c_ls(sh: _Shell, argv: list[str], io: _IO) -> Gen:
             names.append(a)
     run, numeric = sh.run, "n" in opts
     long = "l" in opts or numeric
+    follow = "L" in opts  # -L: what symbolic links point to, not the links
 
     def line(name: str, full: str) -> str:
-        return _ls_long(run, name, full, numeric) if long else name + "\n"
+        if not long:
+            return name + "\n"
+        return _ls_long(run, name, run.resolve(full) if follow else full, numeric)
 
     status, files, dirs = 0, [], []
     for a in names or ["."]:
         full = sh.path(a)
-        if full not in run.fs and full not in run.links and not run.is_dir(full):
+        seen = run.resolve(full) if follow else full
+        if seen not in run.fs and seen not in run.links and not run.is_dir(seen):
             io.err(f"ls: {a}: No such file or directory\n")
             status = 1
             continue
-        is_dir = run.is_dir(run.resolve(full) if not long else full)
+        is_dir = run.is_dir(run.resolve(full) if not long or follow else full)
         (dirs if is_dir and "d" not in opts else files).append((a, full))
     out = [line(a, full) for a, full in sorted(files)]
     for a, full in sorted(dirs):
@@ -3351,8 +3592,15 @@ def _c_ls(sh: _Shell, argv: list[str], io: _IO) -> Gen:
         if "a" in opts:
             entries = [".", "..", *entries]
         paths = [(n, posixpath.normpath(posixpath.join(full, n))) for n in entries]
+        if follow and long:  # stat() of a dangling link fails
+            dangling = [(n, p) for n, p in paths if p in run.links and not _exists(run, run.resolve(p))]
+            for n, p in dangling:
+                io.err(f"ls: {a.rstrip('/')}/{n}: No such file or directory\n")
+                status = 1
+            paths = [e for e in paths if e not in dangling]
         if long:
-            blocks = sum(-(-_ls_stat(run, p)[4] // 4096) * 8 for n, p in paths if p not in run.links)
+            blocks = sum(-(-_ls_stat(run, run.resolve(p) if follow else p)[4] // 4096) * 8
+                         for n, p in paths if follow or p not in run.links)
             out.append(f"total {(blocks + 1) >> 1}\n")
         out += [line(n, p) for n, p in paths]
     io.out("".join(out))
@@ -3383,7 +3631,7 @@ def _c_env(sh: _Shell, argv: list[str], io: _IO) -> Gen:
         if args:
             sub = sh.child()
             sub.vars.update(dict(assigns))
-            return (yield from sub.exec_argv(args, io))
+            return (yield from sub.exec_argv(args, io, tail=True))  # env execs the command
     penv = sh.run.program.env
     env = {k: sh.vars[k] for k in penv if isinstance(sh.vars.get(k), str)}
     env.update({k: v for k, v in sh.vars.items() if k in sh.run.exported and isinstance(v, str)})
@@ -3399,7 +3647,7 @@ def _c_env(sh: _Shell, argv: list[str], io: _IO) -> Gen:
 
 #: Utilities the model has that only some images have: busybox's applets (busybox and Alpine based
 #: images); Debian-based images lack them (``ps`` comes with procps, which ``*-slim`` images omit).
-_BUSYBOX_APPLETS = frozenset({"ps"})
+_BUSYBOX_APPLETS = frozenset({"ps", "top"})
 
 
 def _installed(sh: _Shell, name: str) -> bool:
@@ -3424,41 +3672,63 @@ def _main_process(program: Program) -> list[str]:
     return argv
 
 
-def _processes(run: Run) -> list[tuple[int, int, str]]:
-    """(PID, uid, command line) of the container's processes the model knows: PID 1 (nginx as its
-    master with its workers, redis-server under the name it gives itself and as the ``redis``
-    user the entrypoint switches to)."""
+def _main_argv(run: Run) -> list[str]:
+    """The argv of the container's first process now: what it ``exec``'d last (``sh -c '…; exec
+    nginx'``, the last command of ``sh -c``), else :func:`_main_process`."""
+    return list(run.main_argv) if run.main_argv is not None else _main_process(run.program)
+
+
+def _uid(run: Run) -> int:
+    """The user the container's processes run as."""
+    env = run.program.env
+    return env.uid if isinstance(env, ResolvedEnv) and env.uid is not None else 0
+
+
+def _processes(run: Run, *, children: bool = False) -> list[tuple[int, int, str]]:
+    """(PID, uid, command line) of the container's processes the model knows, numbered from its
+    PID 1: PID 1 (nginx as its master with its workers, redis-server under the name it gives
+    itself and as the ``redis`` user the entrypoint switches to); with ``children`` the
+    processes its shells started too (:attr:`Run.procs`, from PID 1 + :data:`_EXEC_GAP`)."""
     program = run.program
-    env = program.env
-    uid = env.uid if isinstance(env, ResolvedEnv) else None
-    argv = _main_process(program)
+    uid = _uid(run) if isinstance(program.env, ResolvedEnv) and program.env.uid is not None else None
+    argv = _main_argv(run)
     name = argv[0].rsplit("/", 1)[-1] if argv else ""
     user = 0 if uid is None else uid
+    rows: list[tuple[int, int, str]]
     if name in ("nginx", "nginx-debug") and run.serving:
         app = _app_user(program.image, _image_base(program.image))
         worker = app[1] if uid is None and app is not None else user
-        return [(1, user, "nginx: master process " + " ".join(argv)),
+        rows = [(1, user, "nginx: master process " + " ".join(argv)),
                 *((run.nginx_worker + i, worker, "nginx: worker process") for i in range(_ONLINE_CPUS))]
-    if name == "redis-server":
+    elif name == "redis-server":
         app = _app_user(program.image, _image_base(program.image))
         if uid is None and app is not None and list(program.argv) != argv:  # the entrypoint dropped root
             user = app[1]
         port = argv[argv.index("--port") + 1] if "--port" in argv[:-1] else "6379"
-        return [(1, user, f"redis-server *:{port}")]
-    return [(1, user, " ".join(argv))]
+        rows = [(1, user, f"redis-server *:{port}")]
+    else:
+        rows = [(1, user, " ".join(argv))]
+    if children:
+        rows += [(p.pid if p.pid is not None else 1 + _EXEC_GAP + p.ordinal, p.uid, p.cmd) for p in run.procs]
+    return rows
 
 
 # ---- PID namespaces: what ps sees
 
 _Row = tuple[int, int, str]  # (PID, uid, command line)
+#: Whose a process is: (key (pod uid, container name), pod, container spec — None: the run's own
+#: container —, when the container started).
+_Owner = tuple[tuple[str, str], Any, Any, float]
+_Entry = tuple[int, int, str, Union[_Owner, None]]  # (PID, uid, command line, owner)
 
 #: The PID of a pod's first container in a shared process namespace (``shareProcessNamespace``):
 #: ``/pause`` is PID 1 and the runtime's set-up takes the next ones (upstream's "Share Process
 #: Namespace between Containers in a Pod" shows nginx's master as PID 8, the next container's
 #: ``sh`` right after nginx's worker, and ``ps`` typed into it 6 PIDs after the ``sh``).
 _SHARED_FIRST_PID = 8
-#: How far after its container's first process a process exec'd into it starts at the least
-#: (runc's set-up comes between: ``ps`` exec'd into ``sleep 3600`` is PID 7).
+#: The PIDs a process runc starts takes (a container's first process, an exec'd one): runc's
+#: ``init`` becomes the process, and its Go runtime's threads take the next PIDs before it execs
+#: — ``ps`` exec'd into ``sleep 3600`` is PID 7, ``ps`` typed into the docs' ``sh`` (PID 15) 21.
 _EXEC_GAP = 6
 #: The pause image's user (``USER 65535:65535``).
 _PAUSE_UID = 65535
@@ -3497,38 +3767,70 @@ def _running_containers(run: Run, pod: Mapping[str, Any], own: bool) -> list[tup
     return [(t, specs[i]) for t, i in order]
 
 
-def _rebuilt_processes(run: Run, pod: Mapping[str, Any], container: Mapping[str, Any], start: float) -> list[_Row]:
-    """:func:`_processes` of another container of ``pod``, started at ``start``, at the run's now:
-    a rebuild of its program (none when it has ended or cannot run)."""
+def _rebuilt_env(run: Run, pod: Mapping[str, Any], container: Mapping[str, Any]) -> Mapping[str, str]:
+    """The environment of another container of the node, made as the kubelet made it (``fieldRef``
+    such as kube-proxy's ``NODE_NAME``, ConfigMap keys, service links: its ``$(VAR)`` in the
+    command line) when the run sees the API server, else from its spec alone."""
+    api = getattr(run.network, "api", None)
+    if api is not None:
+        from ..api import errors
+        from .envvars import APISource, EnvError
+        from .inputs import container_environment
+
+        st = pod.get("status") or {}
+
+        def ips(many: str, one: str) -> list[str]:
+            return [str(a["ip"]) for a in st.get(many) or [] if a.get("ip")] or ([str(st[one])] if st.get(one) else [])
+
+        try:
+            return container_environment(pod, container, APISource(api), pod_ips=ips("podIPs", "podIP"),
+                                         host_ips=ips("hostIPs", "hostIP"))
+        except (EnvError, errors.StatusError):
+            pass
+    return process_env(container, pod=pod)
+
+
+def _rebuilt_run(run: Run, pod: Mapping[str, Any], container: Mapping[str, Any], start: float) -> Run | None:
+    """Another container of ``pod``, started at ``start``, as a run at the run's now: a rebuild of
+    its program (None when it has ended or cannot run)."""
     annotations = (pod.get("metadata") or {}).get("annotations") or {}
     try:
-        other = build_program(container, annotations, process_env(container, pod=pod)).start(
+        other = build_program(container, annotations, _rebuilt_env(run, pod, container)).start(
             start, wall_clock=run.wall_clock)
     except ValueError:
-        return []
+        return None
     other.advance(run.now)
-    return [] if other.exited is not None else _processes(other)
+    return None if other.exited is not None else other
 
 
 def _add_containers(run: Run, pod: Mapping[str, Any], members: list[tuple[float, Mapping[str, Any]]],
-                    rows: list[_Row], pid: int) -> tuple[int, int | None]:
-    """Number the processes of ``members`` ((start, spec), in order) into ``rows``: the first
-    container's PID 1 becomes ``pid``, each later one's the PID after the last so far. Returns the
-    next free PID and where the run's own container starts (None: not among them)."""
+                    rows: list[_Row], pid: int, owners: dict[int, _Owner]) -> tuple[int, int | None]:
+    """Number the processes of ``members`` ((start, spec), in order) into ``rows`` (and whose they
+    are into ``owners``): the first container's PID 1 becomes ``pid``, each later one's the PID
+    after the last so far. Returns the next free PID and where the run's own container starts
+    (None: not among them)."""
     mine = None
+    uid = str((pod.get("metadata") or {}).get("uid") or "")
     for start, c in members:
         own = pod is getattr(run.network, "pod", None) and c.get("name") == run.program.container_name
         if own:
             mine = pid
-        procs = _processes(run) if own else _rebuilt_processes(run, pod, c, start)
+            procs = _processes(run)
+        else:
+            other = _rebuilt_run(run, pod, c, start)
+            procs = [] if other is None else _processes(other, children=True)
         shifted = [(p + pid - 1, u, cmd) for p, u, cmd in procs]
+        owner: _Owner = ((uid, str(c.get("name") or "")), pod, None if own else c, start)
+        owners.update(dict.fromkeys((p for p, _, _ in shifted), owner))
         rows += shifted
         pid = max((p for p, _, _ in shifted), default=pid - 1) + 1
     return pid, mine
 
 
-def _pid_namespace(run: Run) -> tuple[list[_Row], int]:
-    """The processes of the container's PID namespace, by PID, and the PID of its own first process.
+def _pid_namespace(run: Run) -> tuple[list[_Row], int, dict[int, _Owner]]:
+    """The processes of the container's PID namespace, by PID, the PID of its own first process and
+    whose each is (the containers' processes; not ``/pause``'s or the node's). Not the processes
+    the run's own shells started (:func:`_process_table` adds them).
 
     The pod comes from the run's :attr:`Run.network` (``pod``, and ``api`` for the node's other
     pods); without one the container is alone (PID 1). As on a containerd node:
@@ -3544,24 +3846,27 @@ def _pid_namespace(run: Run) -> tuple[list[_Row], int]:
     net = run.network
     pod = getattr(net, "pod", None)
     if not isinstance(pod, Mapping):
-        return _processes(run), 1
+        rows = _processes(run)
+        owner: _Owner = (("", run.program.container_name), None, None, run.started_at)
+        return rows, 1, dict.fromkeys((p for p, _, _ in rows), owner)
     spec = pod.get("spec") or {}
     if spec.get("hostPID"):
         return _host_namespace(run, pod, getattr(net, "api", None))
     members = _running_containers(run, pod, own=True)
     rows: list[_Row] = []
+    owners: dict[int, _Owner] = {}
     pid = 1
     if spec.get("shareProcessNamespace"):
         rows, pid = [(1, _PAUSE_UID, "/pause")], _SHARED_FIRST_PID
     else:
         targets = {c.get("name"): c.get("targetContainerName") for c in spec.get("ephemeralContainers") or []}
-        owner = targets.get(run.program.container_name) or run.program.container_name
-        members = [(t, c) for t, c in members if c.get("name") == owner or targets.get(c.get("name")) == owner]
-    _, mine = _add_containers(run, pod, members, rows, pid)
-    return sorted(rows), mine or 1
+        target = targets.get(run.program.container_name) or run.program.container_name
+        members = [(t, c) for t, c in members if c.get("name") == target or targets.get(c.get("name")) == target]
+    _, mine = _add_containers(run, pod, members, rows, pid, owners)
+    return sorted(rows), mine or 1, owners
 
 
-def _host_namespace(run: Run, pod: Mapping[str, Any], api: Any) -> tuple[list[_Row], int]:
+def _host_namespace(run: Run, pod: Mapping[str, Any], api: Any) -> tuple[list[_Row], int, dict[int, _Owner]]:
     """:func:`_pid_namespace` of a ``hostPID`` pod's container: the node's processes."""
     from .runtime import container_id
 
@@ -3576,36 +3881,258 @@ def _host_namespace(run: Run, pod: Mapping[str, Any], api: Any) -> tuple[list[_R
             meta = p.get("metadata") or {}
             running.append(((members[0][0], meta.get("namespace") or "", meta.get("name") or ""), p, members))
     rows, pid, mine = list(_NODE_PROCESSES), _HOST_PODS_FIRST_PID, None
+    owners: dict[int, _Owner] = {}
     for _, p, members in sorted(running, key=lambda e: e[0]):
         sandbox = container_id(node, (p.get("metadata") or {}).get("uid") or "", "POD", 0)
         rows += [(pid, 0, f"/usr/bin/containerd-shim-runc-v2 -namespace k8s.io -id {sandbox} "
                           "-address /run/containerd/containerd.sock"),
                  (pid + 1, _PAUSE_UID, "/pause")]
-        pid, first = _add_containers(run, p, members, rows, pid + 2)
+        pid, first = _add_containers(run, p, members, rows, pid + 2, owners)
         mine = first if first is not None else mine
-    return sorted(rows), mine or 1
+    return sorted(rows), mine or 1, owners
+
+
+def _first_pid(run: Run) -> int:
+    """The PID of the container's first process in its namespace (``$$`` of its shell)."""
+    if run.first_pid is None:
+        run.first_pid = _pid_namespace(run)[1]
+    return run.first_pid
+
+
+def _process_table(run: Run) -> list[_Entry]:
+    """Every process of the container's PID namespace, by PID, with whose it is: the namespace's
+    (:func:`_pid_namespace`) and those the run's shells started (:attr:`Run.procs`), numbered now
+    if they were not yet: the first took the PID after the namespace's last, and at least
+    :data:`_EXEC_GAP` after the container's first process."""
+    rows, first, owners = _pid_namespace(run)
+    run.first_pid = first
+    top = max((p for p, _, _ in rows), default=0)
+    run.number_pids(max(first + _EXEC_GAP, top + 1))
+    if run.pid_next is not None and run.pid_next <= top:  # containers started since
+        run.pid_next = top + 1
+    mine = owners.get(first)
+    by_key = {o[0]: o for o in owners.values()}
+    out: list[_Entry] = [(p, u, cmd, owners.get(p)) for p, u, cmd in rows if p not in run.gone_pids]
+    out += [(p.pid or 0, p.uid, p.cmd, mine if p.owner is None else by_key.get(p.owner, mine)) for p in run.procs]
+    return sorted(out, key=lambda e: e[0])
 
 
 @_command("ps")
 def _c_ps(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     """busybox ``ps``: PID, user, CPU time and command line of the processes of the container's PID
-    namespace (:func:`_pid_namespace`: its own — PID 1, nginx's workers —, a shared pod's, a debug
-    target's or the node's), then the exec'd shell session and ``ps`` itself; options are
+    namespace (:func:`_process_table`: its own — PID 1, nginx's workers, what its shells started
+    —, a shared pod's, a debug target's or the node's), ``ps`` itself among them; options are
     accepted and ignored. Users are named as the container's image names them (nginx's ``101``
     in a busybox container)."""
-    run = sh.run
-    rows, first = _pid_namespace(run)
-    env = run.program.env
-    uid = env.uid if isinstance(env, ResolvedEnv) and env.uid is not None else 0
-    pid = max(first + _EXEC_GAP, max(r[0] for r in rows) + 1)  # exec'd processes come after the namespace's
-    if sh.session_arg0:
-        rows.append((pid, uid, sh.session_arg0))
-        pid += 1
-    rows.append((pid, uid, " ".join(argv)))
-    image = run.program.image
+    table = _process_table(sh.run)
+    image = sh.run.program.image
     out = [f"{'PID':<5} {'USER':<8} {'TIME':<5} COMMAND\n"]
-    out += [f"{p:>5} {_user_name(image, u):<8} {'0:00':>5} {cmd}\n" for p, u, cmd in rows]
+    out += [f"{p:>5} {_user_name(image, u):<8} {'0:00':>5} {cmd}\n" for p, u, cmd, _ in table]
     io.out("".join(out))
+    return (yield from _done(0))
+
+
+# ---- top
+
+
+#: The node's memory as ``/proc/meminfo`` has it (kB: total, free, shared, buffers, cached): the
+#: kernel's view is not namespaced, so every container of a node shows the same.
+_MEMINFO = (8144576, 5613908, 3796, 137820, 1612564)
+#: The virtual size (kB) of the programs ``top`` shows, by program: busybox's applets (a static
+#: binary), Debian's, the servers' (master and worker), the node's daemons.
+_VSZ = {"busybox": 1328, "/pause": 1020, "sh": 2576, "bash": 4380, "sleep": 2484, "nginx: master": 11476,
+        "nginx: worker": 11944, "nginx: master alpine": 8084, "nginx: worker alpine": 8552,
+        "redis-server": 42416, "/sbin/init": 22188, "[kthreadd]": 0, "/lib/systemd/systemd-journald": 33236,
+        "/lib/systemd/systemd-udevd": 22016, "/usr/bin/containerd": 1919432, "/usr/bin/kubelet": 2012340,
+        "/usr/bin/containerd-shim-runc-v2": 1238712}
+
+
+def _ulltoa5(value: int, scale: str = " mgtpezy") -> str:
+    """busybox's ``smart_ulltoa5``: ``value`` (kB) in five characters — ``12345``, ``1874m``, ``92.1m``."""
+    idx = 0
+    if value > 99999:
+        value *= 10
+        while True:
+            value //= 1024
+            idx += 1
+            if value < 100000:
+                break
+    u, v = divmod(value, 10)
+    if not idx:
+        return f"{value:>5}"
+    if u >= 100:
+        return f"{u // 10:>3}{u % 10}{scale[idx]}"
+    return f"{u:>2}.{v}{scale[idx]}"
+
+
+def _vsz(entry: _Entry, image: str) -> int:
+    """A process's virtual size (kB) for ``top``: by its program (see :data:`_VSZ`), busybox's for
+    its applets, else a plausible size from its command line's hash."""
+    cmd = entry[2]
+    owner = entry[3]
+    img = str((owner[2] or {}).get("image") or "") if owner is not None and owner[2] is not None else image
+    alpine = _image_base(img) == "alpine" if img else False
+    if cmd.startswith(("nginx: master", "nginx: worker")):
+        return _VSZ[cmd[:13] + (" alpine" if alpine else "")]
+    prog = cmd.split(" ", 1)[0]
+    if prog in _VSZ and prog.startswith(("/", "[")):
+        return _VSZ[prog]
+    name = prog.rsplit("/", 1)[-1]
+    tree = image_tree(img) if img else _GENERIC_TREE
+    if "/bin/busybox" in tree.files and (name in _COMMANDS or name in ("sh", "ash")):
+        return _VSZ["busybox"]
+    if name in _VSZ:
+        return _VSZ[name]
+    return 4096 + _digest_int(cmd) % 60000
+
+
+def _ppid(run: Run, entry: _Entry, table: list[_Entry]) -> int:
+    """The parent's PID as the namespace sees it: a forked process's shell, an nginx worker's
+    master, the node's daemons' init, a pod's ``/pause`` its shim; 0 for a process whose parent is
+    outside the namespace (a container's first process, an exec'd one)."""
+    pid, _, cmd, owner = entry
+    proc = next((p for p in run.procs if p.pid == pid), None)
+    if cmd == _WORKER:
+        key = owner[0] if owner is not None else None
+        return next((e[0] for e in table if e[3] is not None and e[3][0] == key
+                     and e[2].startswith("nginx: master")), 0)
+    if proc is not None:
+        if proc.parent is False:
+            return 0
+        if proc.parent is None:
+            return _first_pid(run)
+        if proc.parent not in run.procs:  # an orphan: the namespace's init adopted it
+            return 1
+        return proc.parent.pid or 0
+    if owner is None and pid > 2 and any(e[0] == 1 and e[2] == "/sbin/init" for e in table):
+        return pid - 1 if cmd == "/pause" else 1  # the node's (hostPID)
+    return 0
+
+
+def _top_screen(sh: _Shell, batch: bool, width: int, lines: int) -> str:
+    """One screen of busybox ``top``: memory, CPU and load average, then the namespace's processes
+    (:func:`_process_table`) by CPU, then size; batch mode without the terminal's escapes."""
+    run = sh.run
+    table = _process_table(run)
+    me = sh.proc.pid if sh.proc is not None else _first_pid(run)
+    total, free, shared, buffers, cached = _MEMINFO
+    usr = min(100, round(run.cpu / (_ONLINE_CPUS * 10)))
+    load = run.cpu / 1000
+    head = [f"Mem: {total - free}K used, {free}K free, {shared}K shrd, {buffers}K buff, {cached}K cached",
+            f"CPU:{usr:4d}% usr   0% sys   0% nic{100 - usr:4d}% idle   0% io   0% irq   0% sirq",
+            f"Load average: {load:.2f} {load:.2f} {load:.2f} 1/{180 + len(table)} {(run.pid_next or 1) - 1}"]
+    image = run.program.image
+    sized = [(e, _vsz(e, image)) for e in table]
+    sized.sort(key=lambda ev: (-ev[1], ev[0][0]))
+    rows = []
+    for entry, vsz in sized:
+        pid, uid, cmd, _ = entry
+        state = "R  " if pid == me else ("SW " if vsz == 0 else "S  ")
+        pmem = (vsz * 200 + total) // (2 * total)
+        rows.append(f"{pid:>5} {_ppid(run, entry, table):>5} {_user_name(image, uid)[:8]:<8} {state}  "
+                    f"{_ulltoa5(vsz)}{pmem:4d}%{pid % _ONLINE_CPUS:4d}{0:4d}% {cmd}")
+    title = "  PID  PPID USER     STAT   VSZ %VSZ CPU %CPU COMMAND"
+    if batch:
+        return "".join(line + "\n" for line in head) + title + "".join("\n" + r for r in rows) + "\n"
+    rows = rows[:max(0, lines - len(head) - 1)]
+    return ("\x1b[H\x1b[J" + "".join(line[:width - 1] + "\n" for line in head) + f"\x1b[7m{title[:width]}\x1b[m"
+            + "".join("\n" + r[:width] for r in rows) + "\r")
+
+
+@_command("top")
+def _c_top(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    """busybox ``top``: ``-b`` (batch: no terminal escapes, every process), ``-n COUNT`` screens
+    (default: until stopped), ``-d SECONDS`` between them (default 5). The first screen comes
+    after a tenth of a second (top samples the CPU times twice). PPIDs and %CPU are not modelled
+    (0)."""
+    batch, count, delay = False, None, 5.0
+    args = argv[1:]
+    while args:
+        a = args.pop(0)
+        if not a.startswith("-") or a == "-":
+            continue
+        i = 1
+        while i < len(a):
+            c = a[i]
+            if c in "nd":
+                value = a[i + 1:] or (args.pop(0) if args else "")
+                try:
+                    if c == "n":
+                        count = int(value)
+                    else:
+                        delay = float(value)
+                except ValueError:
+                    io.err(f"top: invalid number '{value}'\n")
+                    return 1
+                break
+            if c == "b":
+                batch = True
+            i += 1
+    yield sh.run.now + 0.1
+    while True:
+        io.out(_top_screen(sh, batch, 80, 24))
+        if count is not None:
+            count -= 1
+            if count <= 0:
+                return 0
+        yield sh.run.now + delay
+
+
+# ---- readlink
+
+
+def _canonical(run: Run, path: str, depth: int = 0) -> str | None:
+    """``realpath`` of the absolute ``path`` (busybox ``readlink -f``): symbolic links followed in
+    every component; all but the last must exist (None otherwise, or for a loop)."""
+    if depth > 40:
+        return None
+    parts = [p for p in path.split("/") if p and p != "."]
+    cur = "/"
+    for i, part in enumerate(parts):
+        if part == "..":
+            cur = posixpath.dirname(cur) or "/"
+            continue
+        nxt = posixpath.join(cur, part)
+        target = run.links.get(nxt)
+        if target is not None:
+            nxt = _canonical(run, target if target.startswith("/") else posixpath.join(cur, target), depth + 1)
+            if nxt is None:
+                return None
+        if i < len(parts) - 1 and not run.is_dir(nxt):
+            return None
+        cur = nxt
+    return cur
+
+
+@_command("readlink")
+def _c_readlink(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    """busybox ``readlink [-fnv] FILE``: a symbolic link's target (nothing and status 1 for
+    anything else); ``-f`` the canonical path; ``-n`` no newline. ``/proc/self`` is the reader's
+    PID, ``/proc/PID/root`` and ``/proc/PID/cwd`` of a process of the namespace ``/``."""
+    flags = "".join(a[1:] for a in argv[1:] if a.startswith("-") and len(a) > 1)
+    names = [a for a in argv[1:] if not (a.startswith("-") and len(a) > 1)]
+    if len(names) != 1:
+        io.err("BusyBox v1.37.0 (2024-09-26 21:31:42 UTC) multi-call binary.\n\n"
+               "Usage: readlink [-fnv] FILE\n\nDisplay the value of a symlink\n\n"
+               "\t-f\tCanonicalize by following all symlinks\n\t-n\tDon't add newline\n\t-v\tVerbose\n")
+        return 1
+    run = sh.run
+    full = sh.path(names[0])
+    value: str | None = None
+    m = re.fullmatch(r"/proc/(self|\d+)(?:/(root|cwd))?", full)
+    if m is not None:
+        pid = sh.pid_of(sh.proc) if m.group(1) == "self" else int(m.group(1))
+        if any(e[0] == pid for e in _process_table(run)):
+            value = "/" if m.group(2) else (str(pid) if m.group(1) == "self" else None)  # /proc/8 is no link
+    elif "f" in flags:
+        value = _canonical(run, full)
+    else:
+        value = run.links.get(full)
+    if value is None:
+        if "v" in flags:
+            io.err(f"readlink: {names[0]}: {'No such file or directory' if 'f' in flags else 'Invalid argument'}\n")
+        return 1
+    io.out(value + ("" if "n" in flags else "\n"))
     return (yield from _done(0))
 
 
@@ -3703,14 +4230,193 @@ def _c_eval(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     return (yield from sh.run_node(tree, io))
 
 
-@_command("trap", "wait", "ulimit", "umask", "sync", "hash", "type", "alias", "unalias", "stty", "renice",
+@_command("trap", "wait", "ulimit", "umask", "sync", "hash", "alias", "unalias", "stty", "renice",
           "ionice", "nice", "sysctl", "mount", "umount", "chgrp", "setsid", "getopts", "shopt")
 def _c_noop(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     return (yield from _done(0))
 
 
-@_command("kill", "killall", "pkill", "pgrep", "pidof")
+#: Where busybox's applets are in Alpine (``/bin``; the others are in ``/usr/bin``, ``/sbin``, …);
+#: the busybox image has every applet in ``/bin``, Debian's utilities are in ``/usr/bin``.
+_ALPINE_BIN = frozenset(
+    "arch ash base64 bbconfig busybox cat chattr chgrp chmod chown cp date dd df dmesg dnsdomainname "
+    "dumpkmap echo egrep false fatattr fdflush fgrep fsync getopt grep gunzip gzip hostname ionice iostat "
+    "ipcalc kbd_mode kill link linux32 linux64 ln login ls lsattr lzop makemime mkdir mknod mktemp more "
+    "mount mountpoint mpstat mv netstat nice pidof ping ping6 pipe_progress printenv ps pwd reformime rev "
+    "rm rmdir run-parts sed setpriv setserial sh sleep stat stty su sync tar touch true umount uname "
+    "usleep watch zcat".split())
+
+
+def _command_path(sh: _Shell, name: str) -> str | None:
+    """Where ``$PATH`` finds the program ``name``: a file of the container, else where the image has
+    a utility the model knows (:data:`_ALPINE_BIN`), else None."""
+    for d in str(sh.vars.get("PATH") or DEFAULT_PATH).split(":"):
+        if d and sh.read_file(f"{d.rstrip('/')}/{name}") is not None:
+            return f"{d.rstrip('/')}/{name}"
+    if name not in _COMMANDS or name in _SHELL_BUILTINS or not _installed(sh, name):
+        return None
+    base = _image_base(sh.run.program.image)
+    if base == "alpine":
+        return f"/bin/{name}" if name in _ALPINE_BIN else f"/usr/bin/{name}"
+    if base == "busybox" or sh.run.tree is _GENERIC_TREE:
+        return f"/bin/{name}"
+    return f"/usr/bin/{name}"
+
+
+@_command("type")
+def _c_type(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    """ash's ``type``: ``kill is a shell builtin``, ``exit is a special shell builtin``, ``ps is
+    /bin/ps``, ``foo: not found`` (status 127), on stdout."""
+    status = 0
+    for name in argv[1:]:
+        if name in _SPECIAL_BUILTINS:
+            io.out(f"{name} is a special shell builtin\n")
+        elif name in _SHELL_BUILTINS and (name not in ("declare", "typeset", "shopt", "builtin")
+                                          or sh.arg0.rsplit("/", 1)[-1] == "bash"):
+            io.out(f"{name} is a shell builtin\n")
+        elif "/" in name:
+            if sh.read_file(name) is None:
+                io.out(f"{name}: not found\n")
+                status = 127
+            else:
+                io.out(f"{name} is {name}\n")
+        elif (where := _command_path(sh, name)) is not None:
+            io.out(f"{name} is {where}\n")
+        else:
+            io.out(f"{name}: not found\n")
+            status = 127
+    return (yield from _done(status))
+
+
+#: Linux's signal names, by number (busybox's ``kill -l``).
+_SIGNALS = ("", "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2", "PIPE",
+            "ALRM", "TERM", "STKFLT", "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG", "XCPU", "XFSZ",
+            "VTALRM", "PROF", "WINCH", "IO", "PWR", "SYS")
+#: Signals whose default action does not end a process (ignore, stop, continue).
+_HARMLESS_SIGNALS = frozenset({0, 17, 18, 19, 20, 21, 22, 23, 28})
+_HUP = 1
+_WORKER = "nginx: worker process"
+
+
+def _signal_number(text: str) -> int | None:
+    """busybox's ``get_signum``: a number below 65, or a name with or without ``SIG``, any case."""
+    if text.isdigit():
+        return int(text) if int(text) < 65 else None
+    name = text.upper()
+    name = name[3:] if name.startswith("SIG") else name
+    aliases = {"IOT": 6, "CLD": 17, "POLL": 29}
+    if name in aliases:
+        return aliases[name]
+    return _SIGNALS.index(name) if name in _SIGNALS[1:] else None
+
+
+@_command("kill")
 def _c_kill(sh: _Shell, argv: list[str], io: _IO) -> Gen:
+    """ash's ``kill`` builtin (busybox's ``kill_main``): ``kill [-SIG | -s SIG] PID…``, ``kill -l
+    [SIG…]``. A PID of the container's namespace (:func:`_process_table`) gets the signal; ``-0``
+    only checks it exists; errors as ash prints them (``sh: can't kill pid 99: No such process``),
+    the status is the number of failures. What the signal does: nginx's master reloads on ``HUP``
+    (new workers, new PIDs), a worker that dies is replaced by its master, a background job or a
+    process of the shell's ends (``kill $$``: the shell ends, 128 + the signal); a signal to a
+    container's first process changes nothing (PID 1 ignores what it has no handler for)."""
+    args = argv[1:]
+    signo = 15
+    if args and args[0] == "-l":
+        if len(args) == 1:
+            io.out("".join(f"{n:2d}) {name}\n" for n, name in enumerate(_SIGNALS) if name))
+            return 0
+        for a in args[1:]:
+            n = _signal_number(a) if not a.isdigit() else int(a) & 0x7F
+            if n is None or (a.isdigit() and not 0 < n < len(_SIGNALS)):
+                io.err(f"sh: unknown signal '{a}'\n")
+                return 1
+            io.out(f"{_SIGNALS[n]}\n" if a.isdigit() else f"{n}\n")
+        return 0
+    if args and args[0].startswith("-") and len(args[0]) > 1 and args[0] != "--":
+        spec = args.pop(0)[1:]
+        if spec == "s":
+            spec = args.pop(0) if args else ""
+        n = _signal_number(spec)
+        if n is None:
+            io.err(f"sh: bad signal name '{spec}'\n")
+            return 1
+        signo = n
+    if args and args[0] == "--":
+        args.pop(0)
+    if not args:
+        io.err("sh: you need to specify whom to kill\n")
+        return 1
+    run = sh.run
+    table = _process_table(run)
+    by_pid = {e[0]: e for e in table}
+    me = _uid(run)
+    errors = 0
+    for a in args:
+        try:
+            pid = int(a, 10)
+        except ValueError:
+            io.err(f"sh: invalid number '{a}'\n")
+            errors += 1
+            continue
+        entry = by_pid.get(pid)
+        if entry is None:
+            io.err(f"sh: can't kill pid {pid}: No such process\n")
+            errors += 1
+            continue
+        if me != 0 and entry[1] != me:
+            io.err(f"sh: can't kill pid {pid}: Operation not permitted\n")
+            errors += 1
+            continue
+        if signo:
+            _deliver(sh, entry, signo, table)
+    return (yield from _done(errors))
+
+
+def _deliver(sh: _Shell, entry: _Entry, signo: int, table: list[_Entry]) -> None:
+    """What ``signo`` sent to the process ``entry`` does (see :func:`_c_kill`)."""
+    run = sh.run
+    pid, uid, cmd, owner = entry
+    proc = next((p for p in run.procs if p.pid == pid), None)
+    deadly = signo not in _HARMLESS_SIGNALS
+    if cmd.startswith("nginx: master process") and owner is not None and signo == _HUP:
+        # nginx re-reads its configuration: new workers, the old ones finish and exit
+        workers = [e for e in table if e[3] is not None and e[3][0] == owner[0] and e[2] == _WORKER]
+        for w in workers:
+            _ended(run, w[0])
+        for w in workers:
+            run.fork(_WORKER, w[1], owner=owner[0])
+        return
+    if cmd == _WORKER and owner is not None and deadly:  # the master starts a new worker
+        _ended(run, pid)
+        run.fork(_WORKER, uid, owner=owner[0])
+        return
+    if proc is None or not deadly:
+        return
+    if proc is sh.root_proc or proc is sh.proc:  # the shell itself (kill $$)
+        if sh.session and signo in (2, 3, 15):  # an interactive shell ignores these
+            return
+        run.reap(proc)
+        raise _Exit(128 + signo)
+    if proc.job is not None:
+        try:
+            run.stop_job(proc)
+        except ValueError:  # the job is the one running this kill
+            run.reap(proc)
+        return
+    run.reap(proc)
+
+
+def _ended(run: Run, pid: int) -> None:
+    """The process ``pid`` of the namespace has ended."""
+    for p in run.procs:
+        if p.pid == pid:
+            run.reap(p)
+            return
+    run.gone_pids.add(pid)
+
+
+@_command("killall", "pkill", "pgrep", "pidof")
+def _c_pgrep(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     return (yield from _done(1))
 
 
@@ -3730,7 +4436,7 @@ def _c_chroot(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     sub.root = sh.path(argv[1]).rstrip("/")
     sub.vars["PWD"] = "/"
     command = argv[2:] or [str(sh.vars.get("SHELL") or "/bin/sh"), "-i"]
-    return (yield from sub.exec_argv(command, io))
+    return (yield from sub.exec_argv(command, io, tail=True))
 
 
 @_command("hostname", "whoami", "id", "uname", "basename", "dirname", "nproc")
@@ -3847,7 +4553,10 @@ def _c_wrapper(sh: _Shell, argv: list[str], io: _IO) -> Gen:
         args.pop(0)  # the user
     if not args:
         return 0
-    return (yield from sh.exec_argv(args, io))
+    # nohup, stdbuf, su-exec and gosu exec the command; command/builtin fork it as the shell would,
+    # time, tini and dumb-init fork and wait for it
+    execs = argv[0].rsplit("/", 1)[-1] in ("nohup", "stdbuf", "su-exec", "gosu")
+    return (yield from sh.exec_argv(args, io, tail=execs))
 
 
 @_command("timeout")
@@ -3861,7 +4570,7 @@ def _c_timeout(sh: _Shell, argv: list[str], io: _IO) -> Gen:
     except ValueError:
         io.err(f"timeout: invalid time interval '{args[0]}'\n")
         return 125
-    gen = sh.exec_argv(args[1:], io)
+    gen = sh.exec_argv(args[1:], io, tail=True)  # busybox's timeout execs the command (a child watches)
     try:
         while True:
             t = next(gen)
@@ -4440,7 +5149,7 @@ def _p_entrypoint(sh: _Shell, argv: list[str], io: _IO) -> Gen:
         yield from _nginx_configure(sh, argv[0], io)
     elif prog == "redis-server" and _redis_version(sh.run.program) >= (8,):
         io.out("Starting Redis Server\n")
-    return (yield from sh.exec_argv(args, io))
+    return (yield from sh.exec_argv(args, io, tail=True))  # exec "$@"
 
 
 #: CPUs a container sees (``nproc`` without a CPU limit; nginx's ``worker_processes auto``).
@@ -4615,6 +5324,20 @@ def _p_nginx(sh: _Shell, argv: list[str], io: _IO) -> Gen:
             alpine = _alpine_variant(_named_image(sh.run.program, "nginx"))
             text += f"built by {_nginx_gcc(_version_key(version), alpine)}\n"
         io.err(text)
+        return 0
+    if "-s" in args and not sh.probe:  # nginx -s reload: signal the master (its PID file)
+        signal = args[args.index("-s") + 1] if args.index("-s") + 1 < len(args) else ""
+        table = _process_table(sh.run)
+        master = next((e for e in table if e[2].startswith("nginx: master") and e[3] is not None
+                       and e[3][2] is None), None)
+        if master is None:
+            io.err('nginx: [error] open() "/var/run/nginx.pid" failed (2: No such file or directory)\n')
+            return 1
+        pid = sh.pid_of(sh.proc)
+        io.err(f"{sh.run.wall_clock(sh.run.now):%Y/%m/%d %H:%M:%S} [notice] {pid}#{pid}: signal process started\n")
+        signo = {"stop": 15, "quit": 3, "reopen": 10, "reload": _HUP}.get(signal)
+        if signo == _HUP:
+            _deliver(sh, master, signo, table)
         return 0
     if "-s" in args or "-h" in args:
         return 0
@@ -5154,7 +5877,7 @@ def _top(sh: _Shell, argv: list[str], run: Run) -> Gen:
         inp = _Input(None if run.program.stdin else "")
     io = _IO(run.stdout_writer(), run.stderr_writer(), inp)
     try:
-        return (yield from sh.exec_argv(argv, io))
+        return (yield from sh.exec_argv(argv, io, tail=True))
     except _Exit as e:
         return e.code
     except _LoopCtl:
@@ -5444,6 +6167,16 @@ class Run:
         self.nginx_worker = 7  # PID of nginx's first worker (see _nginx_notices)
         self.probe_output = ""  # the last exec probe's combined output (see probe())
         self.exported: set[str] = set()
+        #: processes the run's shells started that are running (:class:`_Proc`), in the order they
+        #: started; the namespace's next PID once numbered (:meth:`number_pids`), else None and the
+        #: count of PIDs taken so far; what the first process ``exec``'d last (None: its command line)
+        self.procs: list[_Proc] = []
+        self.pid_next: int | None = None
+        self._pids_taken = 0
+        self.main_argv: list[str] | None = None
+        #: PIDs of other processes of the namespace that ended (nginx workers replaced by a reload)
+        self.gone_pids: set[int] = set()
+        self.first_pid: int | None = None  # the PID of the container's first process, once known
         self._rng: random.Random | None = None  # see rng: 2.5 KB of state, rarely needed
         self.serving = False
         self.protocols: frozenset[str] = frozenset({"http", "tcp", "grpc"})
@@ -5682,6 +6415,50 @@ class Run:
         """Start a background job (``cmd &``) at the current instant."""
         self._push(self.now, "job", gen)
 
+    def fork(self, cmd: str, uid: int, *, gap: int = 1, owner: tuple[str, str] | None = None,
+             parent: _Proc | None | bool = False) -> _Proc:
+        """A new process of the container's namespace (see :class:`_Proc`). ``gap``: the PIDs it
+        takes — runc's ``init`` starts an exec'd process, and its Go runtime's threads take the
+        next PIDs (:data:`_EXEC_GAP`)."""
+        proc = _Proc(uid, cmd, owner, parent)
+        if self.pid_next is None:
+            proc.ordinal = self._pids_taken
+            self._pids_taken += gap
+        else:
+            proc.pid = self.pid_next
+            self.pid_next += gap
+        self.procs.append(proc)
+        return proc
+
+    def reap(self, proc: _Proc | None) -> None:
+        """``proc`` has ended."""
+        if proc is not None:
+            for i, p in enumerate(self.procs):
+                if p is proc:
+                    del self.procs[i]
+                    break
+
+    def number_pids(self, base: int) -> None:
+        """Give the processes started so far their PIDs: the first took ``base`` (PIDs are numbered
+        when something first shows one: ``ps``, ``$$``, ``$!``, ``kill``)."""
+        if self.pid_next is None:
+            for p in self.procs:
+                if p.pid is None:
+                    p.pid = base + p.ordinal
+            self.pid_next = base + self._pids_taken
+
+    def stop_job(self, proc: _Proc) -> None:
+        """A background job killed by a signal: its task ends."""
+        gen = proc.job
+        self.reap(proc)
+        if gen is None:
+            return
+        kept = [e for e in self._heap if e[3] is not gen]
+        if len(kept) != len(self._heap):
+            self._heap = kept
+            heapq.heapify(self._heap)
+        gen.close()
+
     def exit(self, code: int, reason: str | None = None) -> None:
         """End the container now; raises ``_Killed`` to unwind the running program."""
         if self.exited is not None:
@@ -5843,12 +6620,15 @@ def _post_start_main(argv: tuple[str, ...], run: Run) -> Gen:
         run.post_start_result = (126, missing, run.now)
         return 126
     io = _IO(out.append, err.append, _Input(""))
+    sh.proc = sh.root_proc = run.fork(" ".join(argv), _uid(run), gap=_EXEC_GAP)
     try:
-        status = yield from sh.exec_argv(list(argv), io)
+        status = yield from sh.exec_argv(list(argv), io, tail=True)
     except _Exit as e:
         status = e.code
     except _LoopCtl:
         status = 0
+    finally:
+        run.reap(sh.proc)
     run.post_start_result = (int(status or 0) & 255, "".join(out) + "".join(err), run.now)
     return 0
 
@@ -5884,7 +6664,16 @@ def exec_command(run: Run, argv: Sequence[str], out: Callable[[str], None], err:
     if missing is not None:
         raise ExecNotFound(missing)
     io = _IO(out, err, _Input(stdin) if isinstance(stdin, str) else stdin)
-    return _timed(run, sh.exec_argv(list(argv), io))
+    proc = sh.proc = sh.root_proc = run.fork(" ".join(argv), _uid(run), gap=_EXEC_GAP)
+    return _timed(run, _reaping(run, proc, sh.exec_argv(list(argv), io, tail=True)))
+
+
+def _reaping(run: Run, proc: _Proc, gen: Gen) -> Gen:
+    """``gen``, then ``proc`` (the exec'd process) has ended."""
+    try:
+        return (yield from gen)
+    finally:
+        run.reap(proc)
 
 
 class ShellSession:
@@ -5902,7 +6691,8 @@ class ShellSession:
         self.shell = shell.rsplit("/", 1)[-1]
         self._sh = _exec_shell(run, env)
         self._sh.arg0 = shell
-        self._sh.session_arg0 = shell
+        self._sh.session = True
+        self._sh.proc = self._sh.root_proc = run.fork(shell, _uid(run), gap=_EXEC_GAP)
         self._io = _IO(out, err, _Input(""))
         #: The status ``exit`` ended the session with (137 when the container was killed); None while it runs.
         self.exit_code: int | None = None
@@ -5957,6 +6747,7 @@ class ShellSession:
             status = yield from self._sh.run_node(tree, self._io)
         except _Exit as e:
             self.exit_code = e.code
+            self.run.reap(self._sh.proc)
             return e.code
         except _LoopCtl:
             status = 0

@@ -45,7 +45,9 @@ do, as far as a container can tell (v1.33):
   :func:`k8semu.node.dns.pod_resolv_conf` over the node's ``/etc/hosts`` and
   ``/etc/resolv.conf``. A ``volumeMount`` at one of these paths replaces it (the
   kubelet and containerd skip theirs). Without a pod IP there is no
-  ``/etc/hosts`` mount (upstream: ``len(podIPs) > 0``).
+  ``/etc/hosts`` mount (upstream: ``len(podIPs) > 0``). For a container with
+  ``readOnlyRootFilesystem`` containerd mounts ``resolv.conf`` and ``hostname``
+  read-only; the kubelet's ``/etc/hosts`` stays writable.
 
 Mounts are read-only where the kubelet makes them so (a ``readOnly`` volumeMount; configMap,
 secret, downwardAPI and projected volumes always). Not modelled: file modes and owners, the atomic
@@ -570,5 +572,9 @@ def container_mounts(pod: Mapping[str, Any], container: Mapping[str, Any], store
         out.append(Mount(path, store, prefix, read_only=always_ro or bool(vm.get("readOnly"))))
     sandbox = stores.get(SANDBOX_STORE)
     if sandbox is not None:
-        out.extend(Mount(p, sandbox, p) for p in SANDBOX_FILES if p in sandbox and p not in taken)
+        # containerd mounts its resolv.conf and hostname read-only for a readOnlyRootFilesystem
+        # container; /etc/hosts is the kubelet's mount (makeHostsMount), always read-write
+        ro_root = bool((container.get("securityContext") or {}).get("readOnlyRootFilesystem"))
+        out.extend(Mount(p, sandbox, p, read_only=ro_root and p != "/etc/hosts")
+                   for p in SANDBOX_FILES if p in sandbox and p not in taken)
     return out

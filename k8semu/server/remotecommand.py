@@ -82,8 +82,8 @@ client got from the kubelet (:func:`final_status`):
 * no such program: ``Internal error occurred: error executing command in
   container: failed to exec in container: failed to start exec "ID": OCI
   runtime exec failed: exec failed: unable to start container process: exec:
-  "foo": executable file not found in $PATH`` from the kubelet (kubectl exits
-  1), the translator prefixes one more ``Internal error occurred: ``;
+  "foo": executable file not found in $PATH: unknown`` from the kubelet (kubectl
+  exits 1), the translator prefixes one more ``Internal error occurred: ``;
 * container not running: the kubelet answers the upgrade with 500 ``container
   not found ("c")`` (kubectl: ``unable to upgrade connection: container not
   found ("c")``); the translator has already accepted the WebSocket and writes
@@ -282,8 +282,10 @@ def final_status(outcome: int | str, command: Sequence[str], exec_id: str, *, tr
     by kube-apiserver's WebSocket translator (v5) rather than the kubelet (see the module docstring).
     """
     if isinstance(outcome, str):
+        # containerd's shim returns runc's error as a ttrpc "unknown": ``…: unknown``
         err = (f'error executing command in container: failed to exec in container: failed to start exec '
-               f'"{exec_id}": OCI runtime exec failed: exec failed: unable to start container process: {outcome}')
+               f'"{exec_id}": OCI runtime exec failed: exec failed: unable to start container process: '
+               f'{outcome}: unknown')
         st = _internal(err)
         return _internal(st["message"]) if translated else st
     if outcome == 0:
