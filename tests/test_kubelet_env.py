@@ -81,9 +81,15 @@ def state(kc: Kubectl, name: str) -> dict:
     return p
 
 
+def _first(e: dict) -> str:
+    """When an Event was first seen, in seconds: ``firstTimestamp``, or the scheduler's (events.k8s.io,
+    no firstTimestamp) ``eventTime``."""
+    return e.get("firstTimestamp") or e["eventTime"][:19] + "Z"
+
+
 def events(kc: Kubectl, name: str) -> list[dict]:
     evs = [e for e in kc.objects("events") if e["involvedObject"]["name"] == name]
-    return sorted(evs, key=lambda e: (e["firstTimestamp"], e["metadata"]["name"]))
+    return sorted(evs, key=lambda e: (_first(e), e["metadata"]["name"]))
 
 
 def kubernetes_ip(kc: Kubectl) -> str:

@@ -227,7 +227,9 @@ def describe_events(events: Sequence[Obj], w: PrefixWriter, now: datetime) -> No
     w.flush()
 
     def last(e: Obj) -> datetime:
-        t = _event_time(e, "lastTimestamp") or _event_time(e, "eventTime")
+        # kubectl's event.SortableEvents: by lastTimestamp alone, so the events.k8s.io ones (the
+        # scheduler's: no lastTimestamp, an eventTime) come first, in the order listed
+        t = _event_time(e, "lastTimestamp")
         return t or datetime.min.replace(tzinfo=now.tzinfo)
 
     w.write(0, "Events:\n  Type\tReason\tAge\tFrom\tMessage\n")

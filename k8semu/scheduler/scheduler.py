@@ -23,6 +23,14 @@ API, as upstream's ``pkg/scheduler/scheduler.go`` and ``schedule_one.go``:
   deleted and ``status.nominatedNodeName`` set, and the pod parked in the
   unschedulable queue until an event may help (or 5 minutes pass).
 
+Events go through the events.k8s.io/v1 recorder, as upstream's
+(``events.NewEventBroadcasterAdapter``; :class:`~k8semu.client.events.EventsV1Recorder`):
+``Scheduled`` (action ``Binding``, about the assumed pod), ``FailedScheduling``
+(``Scheduling``, its note cut to 1024 characters) and ``Preempted`` (``Preempting``,
+about the victim, ``related`` the preemptor), reported by ``default-scheduler`` from
+``default-scheduler-<host>``; the main loop also runs the recorder's timers,
+which write the series of repeated events.
+
 Every decision's explanation (per-node filter verdicts and scores) is kept in
 :attr:`Scheduler.explanations` for ``explain-scheduling``.
 """
@@ -38,7 +46,7 @@ from ..api import errors
 from ..api.apiserver import STRATEGIC_MERGE_PATCH, APIServer
 from ..api.auth import admin
 from ..client.component import Component
-from ..client.events import NORMAL, WARNING, EventRecorder
+from ..client.events import NORMAL, NOTE_LENGTH_LIMIT, WARNING, EventsV1Recorder
 from ..client.informer import EventHandler
 from . import queue as q
 from .cache import Cache
@@ -62,6 +70,27 @@ def _key(pod: Mapping[str, Any]) -> str:
     return f"{m.get('namespace')}/{m['name']}"
 
 
+def _truncate_note(message: str) -> str:
+    """schedule_one.go's ``truncateMessage``: a note past events.k8s.io's limit ends in `` ...``."""
+    if len(message) <= NOTE_LENGTH_LIMIT:
+        return message
+    return message[:NOTE_LENGTH_LIMIT - 4] + " ..."
+
+
+def _hostname(api: APIServer) -> str:
+    """The scheduler's host (its static pod runs with hostNetwork: the node's name), for its
+    events' ``reportingInstance``: the cluster's first control-plane node, as its leader-election
+    identity (``control-plane`` when the configuration has none)."""
+    from ..sim.config import ClusterConfig
+
+    header = getattr(api.log, "header", None) or {}
+    try:
+        nodes = ClusterConfig.from_header(header.get("cluster") or {}).nodes
+    except (TypeError, ValueError):
+        nodes = ()
+    return next((n.name for n in nodes if n.role == "control-plane"), "control-plane")
+
+
 class Scheduler(Component):
     """kube-scheduler (actor ``default-scheduler``; events from ``default-scheduler``).
 
@@ -78,7 +107,8 @@ class Scheduler(Component):
         first = next(iter(self.frameworks.values()))
         self.cache = Cache()
         self.sched_queue = SchedulingQueue(first.queue_sort_less(), self._pre_enqueue)
-        self.events = EventRecorder(api, self.ctx, "default-scheduler")
+        # events.k8s.io/v1, as upstream's NewEventBroadcasterAdapter(...).NewRecorder("default-scheduler")
+        self.events = EventsV1Recorder(api, self.ctx, "default-scheduler", f"default-scheduler-{_hostname(api)}")
         self.explanations = Explanations()  # {pod uid: Explanation}, built when read
         self._kick = trio.Event()
         self.nodes = self.informer("nodes")
@@ -189,11 +219,13 @@ class Scheduler(Component):
     async def main(self) -> None:
         while True:
             await self.gate()
+            self.events.tick()  # the event broadcaster's timers (series written every 6 / 30 minutes)
             self._poll_parked()
             qpi = self.sched_queue.pop(self.api.now)
             if qpi is None:
                 self._kick = trio.Event()
-                times = [t for t in (self.sched_queue.next_wakeup(), self._next_parked_poll()) if t is not None]
+                times = [t for t in (self.sched_queue.next_wakeup(), self._next_parked_poll(),
+                                     self.events.next_tick()) if t is not None]
                 with trio.move_on_at(min(times) if times else math.inf):
                     await self._kick.wait()
                 continue
@@ -254,12 +286,12 @@ class Scheduler(Component):
             return
         self.cache.finish_binding(assumed, now)
         self.sched_queue.delete_nominated_pod_if_exists(pod)
-        self.events.event(pod, NORMAL, "Scheduled",
-                          f"Successfully assigned {meta['namespace']}/{meta['name']} to {host}")
+        self.events.eventf(assumed, None, NORMAL, "Scheduled", "Binding",
+                           f"Successfully assigned {meta['namespace']}/{meta['name']} to {host}")
         fw.run_post_bind(state, pod, host)
 
     def _requeue_error(self, qpi: Any, pod: dict[str, Any], message: str, now: float) -> None:
-        self.events.event(pod, WARNING, "FailedScheduling", message)
+        self.events.eventf(pod, None, WARNING, "FailedScheduling", "Scheduling", _truncate_note(message))
         self.sched_queue.add_unschedulable_if_not_present(qpi, now, ())
         self._move(q.WILDCARD)
 
@@ -291,7 +323,7 @@ class Scheduler(Component):
                                field_validation="Ignore")
             except errors.StatusError:
                 pass
-        self.events.event(pod, WARNING, "FailedScheduling", message)
+        self.events.eventf(pod, None, WARNING, "FailedScheduling", "Scheduling", _truncate_note(message))
         plugins = result.fit_error.diagnosis.unschedulable_plugins if result.fit_error is not None else ()
         self.sched_queue.add_unschedulable_if_not_present(qpi, now, plugins)
 
@@ -310,8 +342,8 @@ class Scheduler(Component):
         except errors.StatusError:
             return
         pm = preemptor["metadata"]
-        self.events.event(dict(victim), NORMAL, "Preempted",
-                          f"Preempted by pod {pm.get('uid')} on node {node}")
+        self.events.eventf(dict(victim), dict(preemptor), NORMAL, "Preempted", "Preempting",
+                           f"Preempted by pod {pm.get('uid')} on node {node}")
 
     def _set_nominated(self, pod: Mapping[str, Any], node: str | None) -> None:
         m = pod["metadata"]
