@@ -64,6 +64,18 @@ def prepared_cluster(tmp_path_factory, capsys=None) -> Path:
     return path
 
 
+def one_node_cluster(tmp_path_factory, name: str, manifest: str, run_for: str) -> Path:
+    """A 1-node cluster file (no kubeadm addons) with ``manifest`` (YAML text) applied and
+    ``run_for`` of virtual time run."""
+    path = tmp_path_factory.mktemp(name) / "cluster.log"
+    (path.parent / "manifest.yaml").write_text(manifest)
+    with contextlib.redirect_stdout(None), contextlib.redirect_stderr(None):
+        assert main(["--cluster", str(path), "cluster", "create", "--nodes", "1", "--bare"]) == 0
+        assert main(["--cluster", str(path), "apply", "-f", str(path.parent / "manifest.yaml"),
+                     "--for", run_for, "-q"]) == 0
+    return path
+
+
 @pytest.fixture(scope="module")
 def base(tmp_path_factory):
     """The prepared lab cluster, once per test module."""

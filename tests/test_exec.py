@@ -16,6 +16,8 @@ import orjson
 import pytest
 import trio
 
+from conftest import one_node_cluster
+
 from k8semu.api import auth
 from k8semu.cli.main import main
 from k8semu.node import behaviour
@@ -486,13 +488,7 @@ spec:
 
 @pytest.fixture(scope="module")
 def exec_cluster(tmp_path_factory):
-    path = tmp_path_factory.mktemp("exec") / "cluster.log"
-    manifest = path.parent / "pods.yaml"
-    manifest.write_text(POD_YAML)
-    with contextlib.redirect_stdout(None), contextlib.redirect_stderr(None):
-        assert main(["--cluster", str(path), "cluster", "create", "--nodes", "1", "--bare"]) == 0
-        assert main(["--cluster", str(path), "apply", "-f", str(manifest), "--for", "30s", "-q"]) == 0
-    return path
+    return one_node_cluster(tmp_path_factory, "exec", POD_YAML, "30s")
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import shutil
 from datetime import datetime, timedelta
 
 import pytest
-from conftest import Kubectl
+from conftest import Kubectl, one_node_cluster
 
 from k8semu.cli.main import main
 from k8semu.node import behaviour
@@ -82,13 +82,7 @@ HEADER = "PID   USER     TIME  COMMAND"
 @pytest.fixture(scope="module")
 def cluster_file(tmp_path_factory):
     """One worker with PODS applied and 60 s of virtual time run."""
-    path = tmp_path_factory.mktemp("shell") / "cluster.log"
-    manifest = path.parent / "pods.yaml"
-    manifest.write_text(PODS)
-    with contextlib.redirect_stdout(None), contextlib.redirect_stderr(None):
-        assert main(["--cluster", str(path), "cluster", "create", "--nodes", "1", "--bare"]) == 0
-        assert main(["--cluster", str(path), "apply", "-f", str(manifest), "--for", "60s", "-q"]) == 0
-    return path
+    return one_node_cluster(tmp_path_factory, "shell", PODS, "60s")
 
 
 @pytest.fixture
