@@ -13,7 +13,6 @@ from datetime import datetime, timedelta
 import pytest
 from conftest import Kubectl, one_node_cluster
 
-from k8semu.cli.main import main
 from k8semu.node import behaviour
 from k8semu.node.behaviour import Mount, build_program
 
