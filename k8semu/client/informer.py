@@ -324,10 +324,6 @@ class Informer:
         if self._detached is not None:
             self._detached.set()
 
-    def _faulty(self) -> bool:
-        f = self.faults
-        return f is not None and (f.delay > 0 or f.frozen or f.paused or f.drop is not None)
-
     @property
     def has_synced(self) -> bool:
         """True once the initial list is in the cache."""
@@ -401,7 +397,7 @@ class Informer:
         started = False
         relist = True
         group = self.shared_informers
-        if group is not None and not self._faulty():
+        if group is not None and not (self.faults is not None and self.faults.active):
             shared = await group.informer(self)
             if self._bind(shared):
                 self._detached = trio.Event()
